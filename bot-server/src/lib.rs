@@ -1,0 +1,1 @@
+//! The Emergo bot service (work in progress).

@@ -1,0 +1,1 @@
+//! Generic multithreaded MCTS (work in progress).

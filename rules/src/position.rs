@@ -1,0 +1,282 @@
+//! The position: a compact mailbox board with owner bitboards and an incremental hash.
+
+use crate::moves::Move;
+use crate::square::{Bitboard, LANDING, NEIGHBOUR, NUM_SQUARES, Square};
+use crate::unit::{Cell, MEN_PER_COLOUR, Player, Unit};
+use crate::zobrist;
+
+/// A position: board, side to move, turns played and men in hand (RULES.md §3).
+///
+/// The board is a mailbox of 41 packed [`Cell`]s, one per playable square, mirrored by one
+/// occupancy [`Bitboard`] per owner. The mailbox answers "what stands here" in one load; the
+/// bitboards answer "who can jump / step / enter where" for the whole board in a handful of
+/// shifts, which is what makes random playouts cheap. Both are updated together by the only
+/// mutator, [`Position::set_cell`], which also keeps the Zobrist hash current.
+///
+/// `Position` is `Copy` and small (≤ 128 bytes), so search code copies it freely.
+///
+/// A `Position` is always valid in the sense of RULES.md §3: counts in range and at most 12 men
+/// of a colour on board and in hand. Values are built from FEN ([`str::parse`]), from a
+/// [`crate::Setup`], or by playing moves.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Position {
+    cells: [Cell; NUM_SQUARES],
+    in_hand: [u8; 2],
+    side: Player,
+    occupied: [Bitboard; 2],
+    hash: u64,
+    turns: u32,
+}
+
+impl Default for Position {
+    fn default() -> Self {
+        Position::initial()
+    }
+}
+
+impl Position {
+    /// The initial position: empty board, 12 men in hand each, White to move.
+    pub const fn initial() -> Position {
+        let in_hand = [MEN_PER_COLOUR, MEN_PER_COLOUR];
+        Position {
+            cells: [Cell::EMPTY; NUM_SQUARES],
+            in_hand,
+            side: Player::White,
+            occupied: [0, 0],
+            hash: zobrist::hand(Player::White, MEN_PER_COLOUR)
+                ^ zobrist::hand(Player::Black, MEN_PER_COLOUR),
+            turns: 0,
+        }
+    }
+
+    /// An empty board with the given side to move, turns played and men in hand, for building
+    /// positions square by square with [`Position::with_unit`]. Counts in hand above 12 are
+    /// clamped to 12.
+    pub(crate) fn empty(side: Player, turns: u32, in_hand: [u8; 2]) -> Position {
+        let in_hand = in_hand.map(|n| n.min(MEN_PER_COLOUR));
+        let mut hash = zobrist::hand(Player::White, in_hand[0]) ^ zobrist::hand(Player::Black, in_hand[1]);
+        if side == Player::Black {
+            hash ^= zobrist::SIDE;
+        }
+        Position {
+            cells: [Cell::EMPTY; NUM_SQUARES],
+            in_hand,
+            side,
+            occupied: [0, 0],
+            hash,
+            turns,
+        }
+    }
+
+    /// Places `unit` on `sq` (used while building a validated position).
+    pub(crate) fn with_unit(mut self, sq: Square, unit: Unit) -> Position {
+        self.set_cell(sq, Cell::from_unit(unit));
+        self
+    }
+
+    /// The side to move.
+    #[inline]
+    pub const fn side_to_move(&self) -> Player {
+        self.side
+    }
+
+    /// Turns completed so far (the FEN's third field). Only the first-turn centre ban reads it.
+    #[inline]
+    pub const fn turns(&self) -> u32 {
+        self.turns
+    }
+
+    /// Men `player` still has in hand.
+    #[inline]
+    pub const fn in_hand(&self, player: Player) -> u8 {
+        self.in_hand[player as usize]
+    }
+
+    /// The unit on `sq`, if any.
+    #[inline]
+    pub fn unit_at(&self, sq: Square) -> Option<Unit> {
+        self.cells[sq.index()].to_unit()
+    }
+
+    /// Squares holding units owned by `player`.
+    #[inline]
+    pub const fn units_of(&self, player: Player) -> Bitboard {
+        self.occupied[player as usize]
+    }
+
+    /// Empty playable squares.
+    #[inline]
+    pub const fn empty_squares(&self) -> Bitboard {
+        crate::square::ALL_SQUARES & !(self.occupied[0] | self.occupied[1])
+    }
+
+    /// Zobrist hash of the position's identity for repetition: board, side to move and both
+    /// counts in hand, but not the turn counter (RULES.md §3, §9).
+    #[inline]
+    pub const fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// True when both positions are the same for the repetition rule (everything but the turn
+    /// counter).
+    pub fn same_identity(&self, other: &Position) -> bool {
+        self.cells == other.cells && self.side == other.side && self.in_hand == other.in_hand
+    }
+
+    /// Men of `player`'s colour on the board (as controllers or as prisoners).
+    pub fn men_on_board(&self, player: Player) -> u32 {
+        self.cells
+            .iter()
+            .filter_map(|c| c.to_unit())
+            .map(|u| u32::from(u.men_of(player)))
+            .sum()
+    }
+
+    #[inline]
+    pub(crate) fn cells(&self) -> &[Cell; NUM_SQUARES] {
+        &self.cells
+    }
+
+    /// Replaces the cell on `sq`, keeping bitboards and hash in step with the mailbox.
+    #[inline]
+    fn set_cell(&mut self, sq: Square, new: Cell) {
+        let i = sq.index();
+        let old = self.cells[i];
+        self.hash ^= zobrist::cell(i, old) ^ zobrist::cell(i, new);
+        self.cells[i] = new;
+        let bit = sq.bit();
+        self.occupied[0] &= !bit;
+        self.occupied[1] &= !bit;
+        if !new.is_empty() {
+            self.occupied[new.owner() as usize] |= bit;
+        }
+    }
+
+    #[inline]
+    fn set_in_hand(&mut self, player: Player, n: u8) {
+        let i = player as usize;
+        self.hash ^= zobrist::hand(player, self.in_hand[i]) ^ zobrist::hand(player, n);
+        self.in_hand[i] = n;
+    }
+
+    /// Plays `m` without checking that it is legal: the fast path for search.
+    ///
+    /// `m` must be one of [`Position::legal_moves`]; otherwise the result is an unspecified (but
+    /// memory-safe) position. Debug builds assert legality.
+    pub fn play_unchecked(&mut self, m: Move) {
+        debug_assert!(
+            self.legal_moves().contains(m),
+            "play_unchecked({m}) on {self}: not a legal move"
+        );
+        let me = self.side;
+        match m {
+            Move::Enter(sq) => {
+                let mine = self.in_hand[me as usize];
+                // Shadow piece: when the opponent has nothing left to enter, all men go in at once.
+                let n = if self.in_hand[me.other() as usize] == 0 { mine } else { 1 };
+                self.set_cell(sq, Cell::unit(me, n, 0));
+                self.set_in_hand(me, mine - n);
+            }
+            Move::Step { from, to } => {
+                let unit = self.cells[from.index()];
+                self.set_cell(from, Cell::EMPTY);
+                self.set_cell(to, unit);
+            }
+            Move::Capture(chain) => {
+                let mut unit = self.cells[chain.from().index()];
+                self.set_cell(chain.from(), Cell::EMPTY);
+                let mut at = chain.from().index();
+                for d in chain.dirs() {
+                    let mid = NEIGHBOUR[at][d.index()] as usize;
+                    let land = LANDING[at][d.index()] as usize;
+                    let jumped = self.cells[mid].after_losing_top_man();
+                    self.set_cell(Square::from_table(mid), jumped);
+                    unit = unit.with_one_more_prisoner();
+                    at = land;
+                }
+                self.set_cell(Square::from_table(at), unit);
+            }
+        }
+        self.side = me.other();
+        self.hash ^= zobrist::SIDE;
+        self.turns = self.turns.saturating_add(1);
+    }
+
+    /// Moves the unit on `from` over its neighbour in direction `d` onto the landing square,
+    /// taking the neighbour's top man: one jump of a chain, without changing the side to move.
+    /// The caller has checked that the jump is a capture.
+    pub(crate) fn apply_single_jump(&mut self, from: Square, d: crate::square::Direction) {
+        let (mid, land) = (NEIGHBOUR[from.index()][d.index()], LANDING[from.index()][d.index()]);
+        let (mid, land) = (Square::from_table(mid as usize), Square::from_table(land as usize));
+        let unit = self.cells[from.index()].with_one_more_prisoner();
+        let jumped = self.cells[mid.index()].after_losing_top_man();
+        self.set_cell(from, Cell::EMPTY);
+        self.set_cell(mid, jumped);
+        self.set_cell(land, unit);
+    }
+
+    /// Recomputes the hash from scratch (for tests of the incremental update).
+    pub fn compute_hash(&self) -> u64 {
+        let mut h = zobrist::hand(Player::White, self.in_hand[0])
+            ^ zobrist::hand(Player::Black, self.in_hand[1]);
+        if self.side == Player::Black {
+            h ^= zobrist::SIDE;
+        }
+        for (i, c) in self.cells.iter().enumerate() {
+            h ^= zobrist::cell(i, *c);
+        }
+        h
+    }
+
+    /// Checks every internal invariant; returns a description of the first one broken.
+    ///
+    /// Used by tests after every move: bitboards agree with the mailbox, counts are in range, men
+    /// are conserved (at most 12 per colour, exactly 12 when `full_material`), and the
+    /// incremental hash equals a recomputation.
+    pub fn validity_check(&self, full_material: bool) -> Result<(), String> {
+        for sq in Square::all() {
+            let c = self.cells[sq.index()];
+            let in_w = self.occupied[0] & sq.bit() != 0;
+            let in_b = self.occupied[1] & sq.bit() != 0;
+            match c.to_unit() {
+                None if in_w || in_b => return Err(format!("{sq}: empty but in a bitboard")),
+                None => {}
+                Some(u) => {
+                    if u.controllers == 0 || u.controllers > MEN_PER_COLOUR || u.prisoners > MEN_PER_COLOUR {
+                        return Err(format!("{sq}: counts out of range {u:?}"));
+                    }
+                    let (want_w, want_b) = (u.owner == Player::White, u.owner == Player::Black);
+                    if in_w != want_w || in_b != want_b {
+                        return Err(format!("{sq}: bitboards disagree with {u:?}"));
+                    }
+                }
+            }
+        }
+        for p in Player::BOTH {
+            let total = self.men_on_board(p) + u32::from(self.in_hand(p));
+            if total > u32::from(MEN_PER_COLOUR) || (full_material && total != u32::from(MEN_PER_COLOUR)) {
+                return Err(format!("{p} has {total} men on board and in hand"));
+            }
+        }
+        if self.hash != self.compute_hash() {
+            return Err("incremental hash differs from recomputation".to_owned());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_is_small() {
+        assert!(std::mem::size_of::<Position>() <= 128, "{}", std::mem::size_of::<Position>());
+    }
+
+    #[test]
+    fn initial_is_valid() {
+        Position::initial().validity_check(true).unwrap();
+        assert_eq!(Position::initial().hash(), Position::initial().compute_hash());
+    }
+}
