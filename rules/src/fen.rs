@@ -124,7 +124,10 @@ impl fmt::Display for FenError {
                 write!(f, "expected 9 rows separated by '/', found {found}")
             }
             FenError::RowLength { rank, squares } => {
-                write!(f, "row for rank {rank} describes {squares} squares instead of 9")
+                write!(
+                    f,
+                    "row for rank {rank} describes {squares} squares instead of 9"
+                )
             }
             FenError::BadChar { rank, column, ch } => write!(
                 f,
@@ -196,7 +199,10 @@ fn parse_row(row: &str, rank: u8) -> Result<[Option<Unit>; 9], FenError> {
     let mut out = [None; 9];
     let bytes = row.as_bytes();
     let (mut i, mut file) = (0usize, 0usize);
-    let too_long = |squares| FenError::RowLength { rank: rank + 1, squares };
+    let too_long = |squares| FenError::RowLength {
+        rank: rank + 1,
+        squares,
+    };
     while i < bytes.len() {
         let ch = bytes[i];
         // `at` is always on a character boundary: everything before it was ASCII.
@@ -434,27 +440,50 @@ mod tests {
 
     #[test]
     fn precise_errors() {
-        assert_eq!(err("9/9/9/9/9/9/9/9/9 w 0"), FenError::FieldCount { found: 3 });
-        assert_eq!(err("9/9/9/9/9/9/9/9 w 0 12,12"), FenError::RowCount { found: 8 });
+        assert_eq!(
+            err("9/9/9/9/9/9/9/9/9 w 0"),
+            FenError::FieldCount { found: 3 }
+        );
+        assert_eq!(
+            err("9/9/9/9/9/9/9/9 w 0 12,12"),
+            FenError::RowCount { found: 8 }
+        );
         assert_eq!(
             err("9/9/9/9/9/9/9/9/8 w 0 12,12"),
-            FenError::RowLength { rank: 1, squares: 8 }
+            FenError::RowLength {
+                rank: 1,
+                squares: 8
+            }
         );
         assert_eq!(
             err("9/9/9/9/9/9/9/9/A@9 w 0 12,12"),
-            FenError::RowLength { rank: 1, squares: 10 }
+            FenError::RowLength {
+                rank: 1,
+                squares: 10
+            }
         );
         assert_eq!(
             err("9/9/9/9/9/9/9/9/9A@ w 0 12,12"),
-            FenError::RowLength { rank: 1, squares: 10 }
+            FenError::RowLength {
+                rank: 1,
+                squares: 10
+            }
         );
         assert!(matches!(
             err("9/9/9/9/9/9/9/9/0A@7 w 0 12,12"),
-            FenError::BadChar { rank: 1, column: 1, ch: '0' }
+            FenError::BadChar {
+                rank: 1,
+                column: 1,
+                ch: '0'
+            }
         ));
         assert!(matches!(
             err("9/9/9/9/9/9/9/9/M@8 w 0 12,12"),
-            FenError::CountOutOfRange { layer: Layer::Controllers, ch: 'M', .. }
+            FenError::CountOutOfRange {
+                layer: Layer::Controllers,
+                ch: 'M',
+                ..
+            }
         ));
         assert!(matches!(
             err("9/9/9/9/9/9/9/9/Aa8 w 0 12,12"),
@@ -465,22 +494,52 @@ mod tests {
             FenError::TruncatedUnit { .. }
         ));
         let e = err("9/9/9/9/9/9/9/9/1A@7 w 0 12,12");
-        assert_eq!(e.to_string(), "unit on b1, which is not a playable square (file and rank must have the same parity)");
-        assert!(matches!(err("9/9/9/9/9/9/9/9/9 x 0 12,12"), FenError::BadSide { .. }));
-        assert!(matches!(err("9/9/9/9/9/9/9/9/9 w -1 12,12"), FenError::BadTurns { .. }));
-        assert!(matches!(err("9/9/9/9/9/9/9/9/9 w +1 12,12"), FenError::BadTurns { .. }));
-        assert!(matches!(err("9/9/9/9/9/9/9/9/9 w 0 12"), FenError::BadHand { .. }));
-        assert!(matches!(err("9/9/9/9/9/9/9/9/9 w 0 12,13"), FenError::BadHand { .. }));
+        assert_eq!(
+            e.to_string(),
+            "unit on b1, which is not a playable square (file and rank must have the same parity)"
+        );
+        assert!(matches!(
+            err("9/9/9/9/9/9/9/9/9 x 0 12,12"),
+            FenError::BadSide { .. }
+        ));
+        assert!(matches!(
+            err("9/9/9/9/9/9/9/9/9 w -1 12,12"),
+            FenError::BadTurns { .. }
+        ));
+        assert!(matches!(
+            err("9/9/9/9/9/9/9/9/9 w +1 12,12"),
+            FenError::BadTurns { .. }
+        ));
+        assert!(matches!(
+            err("9/9/9/9/9/9/9/9/9 w 0 12"),
+            FenError::BadHand { .. }
+        ));
+        assert!(matches!(
+            err("9/9/9/9/9/9/9/9/9 w 0 12,13"),
+            FenError::BadHand { .. }
+        ));
         assert_eq!(
             err("A@8/9/9/9/9/9/9/9/9 w 0 12,12"),
-            FenError::TooManyMen { player: Player::White, count: 13 }
+            FenError::TooManyMen {
+                player: Player::White,
+                count: 13
+            }
         );
         assert_eq!(
             err("LL8/9/9/9/9/9/9/9/9 w 0 0,1"),
-            FenError::TooManyMen { player: Player::Black, count: 13 }
+            FenError::TooManyMen {
+                player: Player::Black,
+                count: 13
+            }
         );
-        assert!(matches!(err("9/9/9/9/9/9/9/9/é8 w 0 12,12"), FenError::BadChar { ch: 'é', .. }));
-        assert!(matches!(err("9/9/9/9/9/9/9/9/A\u{e9}8 w 0 12,12"), FenError::BadChar { ch: 'é', .. }));
+        assert!(matches!(
+            err("9/9/9/9/9/9/9/9/é8 w 0 12,12"),
+            FenError::BadChar { ch: 'é', .. }
+        ));
+        assert!(matches!(
+            err("9/9/9/9/9/9/9/9/A\u{e9}8 w 0 12,12"),
+            FenError::BadChar { ch: 'é', .. }
+        ));
     }
 
     #[test]

@@ -45,7 +45,12 @@ impl Repetitions {
         let Some(&last) = self.hashes.last() else {
             return 0;
         };
-        self.hashes.iter().rev().step_by(2).filter(|&&h| h == last).count()
+        self.hashes
+            .iter()
+            .rev()
+            .step_by(2)
+            .filter(|&&h| h == last)
+            .count()
     }
 
     /// Number of positions in the window.
@@ -235,7 +240,10 @@ impl Game {
             .rposition(|m| m.is_entry())
             .map_or(0, |i| i + 1);
         Repetitions {
-            hashes: self.positions[since_entry..].iter().map(|p| p.hash()).collect(),
+            hashes: self.positions[since_entry..]
+                .iter()
+                .map(|p| p.hash())
+                .collect(),
         }
     }
 }
@@ -288,8 +296,14 @@ mod tests {
     #[test]
     fn errors_name_the_move() {
         let e = Game::from_fen_and_moves("9/9/9/9/9/9/9/9/9 w 0 12,12", &["a1", "zz"]).unwrap_err();
-        assert_eq!(e.to_string(), "move 2 (\"zz\"): \"zz\" is not a square (expected a file a-i and a rank 1-9, e.g. e5)");
+        assert_eq!(
+            e.to_string(),
+            "move 2 (\"zz\"): \"zz\" is not a square (expected a file a-i and a rank 1-9, e.g. e5)"
+        );
         let e = Game::from_fen_and_moves("9/9/9/9/9/9/9/9/9 w 0 12,12", &["e5"]).unwrap_err();
-        assert_eq!(e.to_string(), "move 1: e5: White's first entry may not be on e5");
+        assert_eq!(
+            e.to_string(),
+            "move 1: e5: White's first entry may not be on e5"
+        );
     }
 }

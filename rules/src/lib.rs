@@ -63,5 +63,7 @@ pub use perft::{perft, perft_divide};
 pub use play::{IllegalMove, IllegalReason};
 pub use playout::{Playout, PlayoutRng, playout_rng, random_playout};
 pub use position::Position;
-pub use square::{ALL_SQUARES, BitIter, Bitboard, Direction, NUM_SQUARES, ParseSquareError, Square};
+pub use square::{
+    ALL_SQUARES, BitIter, Bitboard, Direction, NUM_SQUARES, ParseSquareError, Square,
+};
 pub use unit::{MEN_PER_COLOUR, Player, Unit};

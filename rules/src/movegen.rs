@@ -143,7 +143,14 @@ fn chains_from<F: FnMut(Chain)>(
         }
         extended = true;
         cells[mid] = jumped.after_losing_top_man();
-        chains_from(cells, mover, land, chain.push(Direction::from_index(d)), 3 - d, emit);
+        chains_from(
+            cells,
+            mover,
+            land,
+            chain.push(Direction::from_index(d)),
+            3 - d,
+            emit,
+        );
         cells[mid] = jumped;
     }
     if !extended {
@@ -187,8 +194,7 @@ impl Position {
             let theirs = self.units_of(me.other());
             let mut exposed = 0;
             for d in Direction::ALL {
-                exposed |=
-                    INTERIOR[d.index()] & pull(theirs, d, 1) & pull(empty, d.opposite(), 1);
+                exposed |= INTERIOR[d.index()] & pull(theirs, d, 1) & pull(empty, d.opposite(), 1);
             }
             allowed &= !exposed;
         }
@@ -302,7 +308,11 @@ impl Position {
     ///
     /// Entries and steps are drawn straight from the bitboards without building a list.
     #[inline]
-    pub fn random_move(&self, scratch: &mut MoveList, mut pick: impl FnMut(usize) -> usize) -> Option<Move> {
+    pub fn random_move(
+        &self,
+        scratch: &mut MoveList,
+        mut pick: impl FnMut(usize) -> usize,
+    ) -> Option<Move> {
         let me = self.side_to_move();
         if self.jumpers(me) != 0 {
             scratch.clear();
@@ -367,7 +377,9 @@ mod tests {
 
     #[test]
     fn vchess_diagram_chain() {
-        let pos: Position = "9/9/2a@1a@4/9/4a@4/3D@5/9/5A@3/6b@2 b 30 0,0".parse().unwrap();
+        let pos: Position = "9/9/2a@1a@4/9/4a@4/3D@5/9/5A@3/6b@2 b 30 0,0"
+            .parse()
+            .unwrap();
         assert_eq!(sorted(&pos), ["g1xe3xc5"]);
         let pos: Position = "9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0".parse().unwrap();
         assert_eq!(sorted(&pos), ["d4xb6xd8xf6xd4xb6"]);
@@ -381,7 +393,10 @@ mod tests {
             list.push(Move::Enter(Square::new((i % 41) as u8).unwrap()));
         }
         assert_eq!(list.len(), 300);
-        assert_eq!(list.as_slice()[200], Move::Enter(Square::new((200 % 41) as u8).unwrap()));
+        assert_eq!(
+            list.as_slice()[200],
+            Move::Enter(Square::new((200 % 41) as u8).unwrap())
+        );
         list.clear();
         assert!(list.is_empty());
         list.push(Move::Enter(Square::E5));

@@ -170,7 +170,10 @@ impl fmt::Display for ParseMoveError {
             ParseMoveError::Empty => f.write_str("empty move"),
             ParseMoveError::Square(e) => write!(f, "{e}"),
             ParseMoveError::NotAdjacent { from, to } => {
-                write!(f, "{from}-{to}: a step goes to a diagonally adjacent square")
+                write!(
+                    f,
+                    "{from}-{to}: a step goes to a diagonally adjacent square"
+                )
             }
             ParseMoveError::NotAJump { from, to } => write!(
                 f,
@@ -246,7 +249,15 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        for s in ["e5", "a1", "c3-d4", "i9-h8", "c3xe5xc7", "d4xb6xd8xf6xd4xb6", "g1xe3"] {
+        for s in [
+            "e5",
+            "a1",
+            "c3-d4",
+            "i9-h8",
+            "c3xe5xc7",
+            "d4xb6xd8xf6xd4xb6",
+            "g1xe3",
+        ] {
             let m: Move = s.parse().unwrap();
             assert_eq!(m.to_string(), s);
         }
@@ -265,14 +276,35 @@ mod tests {
     #[test]
     fn errors() {
         assert_eq!("".parse::<Move>(), Err(ParseMoveError::Empty));
-        assert!(matches!("c3-e5".parse::<Move>(), Err(ParseMoveError::NotAdjacent { .. })));
-        assert!(matches!("c3xd4".parse::<Move>(), Err(ParseMoveError::NotAJump { .. })));
+        assert!(matches!(
+            "c3-e5".parse::<Move>(),
+            Err(ParseMoveError::NotAdjacent { .. })
+        ));
+        assert!(matches!(
+            "c3xd4".parse::<Move>(),
+            Err(ParseMoveError::NotAJump { .. })
+        ));
         assert!(matches!("c3".parse::<Move>(), Ok(Move::Enter(_))));
-        assert!(matches!("b3".parse::<Move>(), Err(ParseMoveError::Square(_))));
-        assert!(matches!("c3-d4-e5".parse::<Move>(), Err(ParseMoveError::Malformed(_))));
-        assert!(matches!("c3-d4xe5".parse::<Move>(), Err(ParseMoveError::Malformed(_))));
-        assert!(matches!("c3x".parse::<Move>(), Err(ParseMoveError::Square(_))));
+        assert!(matches!(
+            "b3".parse::<Move>(),
+            Err(ParseMoveError::Square(_))
+        ));
+        assert!(matches!(
+            "c3-d4-e5".parse::<Move>(),
+            Err(ParseMoveError::Malformed(_))
+        ));
+        assert!(matches!(
+            "c3-d4xe5".parse::<Move>(),
+            Err(ParseMoveError::Malformed(_))
+        ));
+        assert!(matches!(
+            "c3x".parse::<Move>(),
+            Err(ParseMoveError::Square(_))
+        ));
         let long = "a1xc3xa5xc7xa9xc7xa5xc3xa1xc3xa5xc7xa9xc7";
-        assert!(matches!(long.parse::<Move>(), Err(ParseMoveError::ChainTooLong(13))));
+        assert!(matches!(
+            long.parse::<Move>(),
+            Err(ParseMoveError::ChainTooLong(13))
+        ));
     }
 }

@@ -145,7 +145,9 @@ mod tests {
             })
         );
         assert_eq!(
-            outcome("a@1a@1A@1a@1A@/1a@7/a@7a@/1A@3A@1a@1/A@1A@5a@/3A@1A@3/a@7A@/9/A@1a@1A@1a@1A@ b 23 0,1"),
+            outcome(
+                "a@1a@1A@1a@1A@/1a@7/a@7a@/1A@3A@1a@1/A@1A@5a@/3A@1A@3/a@7A@/9/A@1a@1A@1a@1A@ b 23 0,1"
+            ),
             Some(Outcome {
                 result: GameResult::Draw,
                 reason: EndReason::NoLegalEntry

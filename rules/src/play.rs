@@ -86,7 +86,10 @@ impl fmt::Display for IllegalMove {
                 "{mv}: captures {jumps} but the longest chain captures {longest}; the maximum is compulsory"
             ),
             IllegalReason::Incomplete { at } => {
-                write!(f, "{mv}: the chain must go on, the unit on {at} can jump again")
+                write!(
+                    f,
+                    "{mv}: the chain must go on, the unit on {at} can jump again"
+                )
             }
             IllegalReason::NotACapture { jump, over, to } => write!(
                 f,
@@ -212,10 +215,7 @@ impl Position {
         match result {
             Err(reason) => reason,
             // Unreachable for a move that is not in the legal list; keep a truthful answer anyway.
-            Ok(()) => IllegalReason::NotMaximal {
-                jumps: 0,
-                longest,
-            },
+            Ok(()) => IllegalReason::NotMaximal { jumps: 0, longest },
         }
     }
 
@@ -236,8 +236,113 @@ impl Position {
                     .neighbour(d)
                     .zip(at.jump_landing(d))
                     .is_some_and(|(over, to)| {
-                        self.unit_at(over).is_some_and(|u| u.owner != me) && self.unit_at(to).is_none()
+                        self.unit_at(over).is_some_and(|u| u.owner != me)
+                            && self.unit_at(to).is_none()
                     })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(fen: &str, mv: &str) -> IllegalReason {
+        let pos: Position = fen.parse().unwrap();
+        let err = pos.play(mv.parse().unwrap()).unwrap_err();
+        assert!(!err.to_string().is_empty());
+        err.reason
+    }
+
+    const ROUND_TRIP: &str = "9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0";
+
+    #[test]
+    fn capture_reasons() {
+        let sq = |s: &str| s.parse::<Square>().unwrap();
+        assert_eq!(
+            reason(ROUND_TRIP, "d4xf6xd8xb6xd4"),
+            IllegalReason::NotMaximal {
+                jumps: 4,
+                longest: 5
+            }
+        );
+        assert_eq!(
+            reason(ROUND_TRIP, "d4xb6"),
+            IllegalReason::Incomplete { at: sq("b6") }
+        );
+        assert_eq!(
+            reason(ROUND_TRIP, "d4xb6xd4"),
+            IllegalReason::Reversal { jump: 2 }
+        );
+        assert_eq!(
+            reason(ROUND_TRIP, "d4xf2"),
+            IllegalReason::NotACapture {
+                jump: 1,
+                over: sq("e3"),
+                to: sq("f2")
+            }
+        );
+        assert_eq!(
+            reason(ROUND_TRIP, "a1xc3"),
+            IllegalReason::EmptySquare(sq("a1"))
+        );
+        assert_eq!(
+            reason(ROUND_TRIP, "c5xe3"),
+            IllegalReason::NotYourUnit(sq("c5"))
+        );
+        assert_eq!(
+            reason(ROUND_TRIP, "d4-e3"),
+            IllegalReason::MustCapture { longest: 5 }
+        );
+        assert_eq!(
+            reason("9/9/9/9/9/9/9/9/9 w 0 12,12", "a1xc3"),
+            IllegalReason::NoCaptureAvailable
+        );
+    }
+
+    #[test]
+    fn entry_and_step_reasons() {
+        let sq = |s: &str| s.parse::<Square>().unwrap();
+        assert_eq!(
+            reason("9/9/9/9/9/9/9/9/9 w 0 12,12", "e5"),
+            IllegalReason::CentreBan
+        );
+        // Black may enter on e5 on his first turn.
+        let pos: Position = "9/9/9/9/9/9/9/9/A@8 b 1 11,12".parse().unwrap();
+        assert!(pos.play("e5".parse().unwrap()).is_ok());
+        assert_eq!(
+            reason("9/9/9/9/9/9/9/9/A@8 b 1 11,12", "a1"),
+            IllegalReason::Occupied(sq("a1"))
+        );
+        // White on d4: Black may not enter on c3 (d4 could jump it to b2) nor on e5, c5, e3.
+        let fen = "9/9/9/9/9/3A@5/9/9/9 b 1 11,12";
+        assert_eq!(reason(fen, "c3"), IllegalReason::Feeding(sq("c3")));
+        assert_eq!(reason(fen, "e5"), IllegalReason::Feeding(sq("e5")));
+        assert_eq!(
+            reason("9/9/9/9/9/3A@5/9/9/9 w 10 0,11", "e5"),
+            IllegalReason::NoMenInHand
+        );
+        assert_eq!(reason(fen, "d4-e5"), IllegalReason::MustEnter);
+        let moving = "9/9/9/9/9/3A@5/9/9/4a@4 w 10 0,0";
+        assert_eq!(
+            reason(moving, "e1-f2"),
+            IllegalReason::NotYourUnit(sq("e1"))
+        );
+        assert_eq!(
+            reason(moving, "c1-d2"),
+            IllegalReason::EmptySquare(sq("c1"))
+        );
+        assert_eq!(
+            reason("9/9/9/9/9/3A@5/4a@4/5a@3/9 w 10 0,0", "d4-e3"),
+            IllegalReason::Occupied(sq("e3"))
+        );
+    }
+
+    #[test]
+    fn game_over() {
+        assert!(matches!(
+            reason("4LL4/9/9/9/9/9/9/9/9 b 90 0,0", "a1"),
+            IllegalReason::GameOver(_)
+        ));
     }
 }

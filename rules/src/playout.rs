@@ -1,7 +1,7 @@
 //! Fast uniformly random playouts, the workhorse of Monte Carlo search.
 
-use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
 use crate::game::Repetitions;
 use crate::movegen::MoveList;

@@ -54,7 +54,8 @@ impl Position {
     /// clamped to 12.
     pub(crate) fn empty(side: Player, turns: u32, in_hand: [u8; 2]) -> Position {
         let in_hand = in_hand.map(|n| n.min(MEN_PER_COLOUR));
-        let mut hash = zobrist::hand(Player::White, in_hand[0]) ^ zobrist::hand(Player::Black, in_hand[1]);
+        let mut hash =
+            zobrist::hand(Player::White, in_hand[0]) ^ zobrist::hand(Player::Black, in_hand[1]);
         if side == Player::Black {
             hash ^= zobrist::SIDE;
         }
@@ -173,7 +174,11 @@ impl Position {
             Move::Enter(sq) => {
                 let mine = self.in_hand[me as usize];
                 // Shadow piece: when the opponent has nothing left to enter, all men go in at once.
-                let n = if self.in_hand[me.other() as usize] == 0 { mine } else { 1 };
+                let n = if self.in_hand[me.other() as usize] == 0 {
+                    mine
+                } else {
+                    1
+                };
                 self.set_cell(sq, Cell::unit(me, n, 0));
                 self.set_in_hand(me, mine - n);
             }
@@ -206,8 +211,14 @@ impl Position {
     /// taking the neighbour's top man: one jump of a chain, without changing the side to move.
     /// The caller has checked that the jump is a capture.
     pub(crate) fn apply_single_jump(&mut self, from: Square, d: crate::square::Direction) {
-        let (mid, land) = (NEIGHBOUR[from.index()][d.index()], LANDING[from.index()][d.index()]);
-        let (mid, land) = (Square::from_table(mid as usize), Square::from_table(land as usize));
+        let (mid, land) = (
+            NEIGHBOUR[from.index()][d.index()],
+            LANDING[from.index()][d.index()],
+        );
+        let (mid, land) = (
+            Square::from_table(mid as usize),
+            Square::from_table(land as usize),
+        );
         let unit = self.cells[from.index()].with_one_more_prisoner();
         let jumped = self.cells[mid.index()].after_losing_top_man();
         self.set_cell(from, Cell::EMPTY);
@@ -242,7 +253,10 @@ impl Position {
                 None if in_w || in_b => return Err(format!("{sq}: empty but in a bitboard")),
                 None => {}
                 Some(u) => {
-                    if u.controllers == 0 || u.controllers > MEN_PER_COLOUR || u.prisoners > MEN_PER_COLOUR {
+                    if u.controllers == 0
+                        || u.controllers > MEN_PER_COLOUR
+                        || u.prisoners > MEN_PER_COLOUR
+                    {
                         return Err(format!("{sq}: counts out of range {u:?}"));
                     }
                     let (want_w, want_b) = (u.owner == Player::White, u.owner == Player::Black);
@@ -254,7 +268,9 @@ impl Position {
         }
         for p in Player::BOTH {
             let total = self.men_on_board(p) + u32::from(self.in_hand(p));
-            if total > u32::from(MEN_PER_COLOUR) || (full_material && total != u32::from(MEN_PER_COLOUR)) {
+            if total > u32::from(MEN_PER_COLOUR)
+                || (full_material && total != u32::from(MEN_PER_COLOUR))
+            {
                 return Err(format!("{p} has {total} men on board and in hand"));
             }
         }
@@ -271,12 +287,19 @@ mod tests {
 
     #[test]
     fn position_is_small() {
-        assert!(std::mem::size_of::<Position>() <= 128, "{}", std::mem::size_of::<Position>());
+        assert!(
+            std::mem::size_of::<Position>() <= 128,
+            "{}",
+            std::mem::size_of::<Position>()
+        );
     }
 
     #[test]
     fn initial_is_valid() {
         Position::initial().validity_check(true).unwrap();
-        assert_eq!(Position::initial().hash(), Position::initial().compute_hash());
+        assert_eq!(
+            Position::initial().hash(),
+            Position::initial().compute_hash()
+        );
     }
 }

@@ -155,7 +155,10 @@ impl fmt::Display for ParseSquareError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParseSquareError::Syntax(s) => {
-                write!(f, "{s:?} is not a square (expected a file a-i and a rank 1-9, e.g. e5)")
+                write!(
+                    f,
+                    "{s:?} is not a square (expected a file a-i and a rank 1-9, e.g. e5)"
+                )
             }
             ParseSquareError::NotPlayable(s) => write!(
                 f,
@@ -336,10 +339,22 @@ mod tests {
 
     #[test]
     fn parse_errors() {
-        assert!(matches!("b1".parse::<Square>(), Err(ParseSquareError::NotPlayable(_))));
-        assert!(matches!("j1".parse::<Square>(), Err(ParseSquareError::Syntax(_))));
-        assert!(matches!("e10".parse::<Square>(), Err(ParseSquareError::Syntax(_))));
-        assert!(matches!("".parse::<Square>(), Err(ParseSquareError::Syntax(_))));
+        assert!(matches!(
+            "b1".parse::<Square>(),
+            Err(ParseSquareError::NotPlayable(_))
+        ));
+        assert!(matches!(
+            "j1".parse::<Square>(),
+            Err(ParseSquareError::Syntax(_))
+        ));
+        assert!(matches!(
+            "e10".parse::<Square>(),
+            Err(ParseSquareError::Syntax(_))
+        ));
+        assert!(matches!(
+            "".parse::<Square>(),
+            Err(ParseSquareError::Syntax(_))
+        ));
     }
 
     #[test]
@@ -359,9 +374,18 @@ mod tests {
         }
         // Corners have one neighbour, the centre four.
         let a1: Square = "a1".parse().unwrap();
-        assert_eq!(Direction::ALL.iter().filter(|d| a1.neighbour(**d).is_some()).count(), 1);
         assert_eq!(
-            Direction::ALL.iter().filter(|d| Square::E5.neighbour(**d).is_some()).count(),
+            Direction::ALL
+                .iter()
+                .filter(|d| a1.neighbour(**d).is_some())
+                .count(),
+            1
+        );
+        assert_eq!(
+            Direction::ALL
+                .iter()
+                .filter(|d| Square::E5.neighbour(**d).is_some())
+                .count(),
             4
         );
         // Edge squares are never interior.

@@ -191,7 +191,12 @@ mod tests {
             })
         );
         assert!(Cell::EMPTY.is_empty());
-        assert_eq!(Cell::unit(Player::White, 3, 0).with_one_more_prisoner().prisoners(), 1);
+        assert_eq!(
+            Cell::unit(Player::White, 3, 0)
+                .with_one_more_prisoner()
+                .prisoners(),
+            1
+        );
     }
 
     #[test]
@@ -204,7 +209,10 @@ mod tests {
             Cell::unit(Player::Black, 1, 2).after_losing_top_man(),
             Cell::unit(Player::White, 2, 0)
         );
-        assert_eq!(Cell::unit(Player::White, 1, 0).after_losing_top_man(), Cell::EMPTY);
+        assert_eq!(
+            Cell::unit(Player::White, 1, 0).after_losing_top_man(),
+            Cell::EMPTY
+        );
     }
 
     #[test]
@@ -212,6 +220,11 @@ mod tests {
         assert!(Unit::new(Player::White, 0, 0).is_none());
         assert!(Unit::new(Player::White, 13, 0).is_none());
         assert!(Unit::new(Player::White, 1, 13).is_none());
-        assert_eq!(Unit::new(Player::White, 2, 3).unwrap().men_of(Player::Black), 3);
+        assert_eq!(
+            Unit::new(Player::White, 2, 3)
+                .unwrap()
+                .men_of(Player::Black),
+            3
+        );
     }
 }

@@ -45,16 +45,34 @@ fn every_vector_position_matches() {
         let fen = row["fen"].as_str().unwrap();
         let pos: Position = fen.parse().unwrap_or_else(|e| panic!("{id}: {fen}: {e}"));
         assert_eq!(pos.to_string(), fen, "{id}: FEN round trip");
-        pos.validity_check(false).unwrap_or_else(|e| panic!("{id}: {e}"));
+        pos.validity_check(false)
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
 
-        let side = if row["side_to_move"] == "w" { Player::White } else { Player::Black };
+        let side = if row["side_to_move"] == "w" {
+            Player::White
+        } else {
+            Player::Black
+        };
         assert_eq!(pos.side_to_move(), side, "{id}");
-        assert_eq!(u64::from(pos.turns()), row["turns_played"].as_u64().unwrap(), "{id}");
-        assert_eq!(u64::from(pos.in_hand(Player::White)), row["in_hand"]["w"].as_u64().unwrap());
-        assert_eq!(u64::from(pos.in_hand(Player::Black)), row["in_hand"]["b"].as_u64().unwrap());
+        assert_eq!(
+            u64::from(pos.turns()),
+            row["turns_played"].as_u64().unwrap(),
+            "{id}"
+        );
+        assert_eq!(
+            u64::from(pos.in_hand(Player::White)),
+            row["in_hand"]["w"].as_u64().unwrap()
+        );
+        assert_eq!(
+            u64::from(pos.in_hand(Player::Black)),
+            row["in_hand"]["b"].as_u64().unwrap()
+        );
 
-        let mut legal: Vec<(String, emergo_rules::Move)> =
-            pos.legal_moves().iter().map(|m| (m.to_string(), *m)).collect();
+        let mut legal: Vec<(String, emergo_rules::Move)> = pos
+            .legal_moves()
+            .iter()
+            .map(|m| (m.to_string(), *m))
+            .collect();
         legal.sort_by(|a, b| a.0.cmp(&b.0));
         let names: Vec<&str> = legal.iter().map(|(s, _)| s.as_str()).collect();
         assert_eq!(names, strings(&row["legal"]), "{id}: {fen}: legal moves");
@@ -68,18 +86,27 @@ fn every_vector_position_matches() {
             assert_eq!(parsed, *mv, "{id}: {name} notation round trip");
             let next = pos.play(parsed).unwrap_or_else(|e| panic!("{id}: {e}"));
             assert_eq!(&next.to_string(), want, "{id}: {fen}: after {name}");
-            next.validity_check(false).unwrap_or_else(|e| panic!("{id} after {name}: {e}"));
+            next.validity_check(false)
+                .unwrap_or_else(|e| panic!("{id} after {name}: {e}"));
         }
 
         let max_jumps = row["max_jumps"].as_u64().unwrap() as usize;
-        let expect = if pos.has_capture() { pos.max_capture_len() } else { 0 };
+        let expect = if pos.has_capture() {
+            pos.max_capture_len()
+        } else {
+            0
+        };
         assert_eq!(expect, max_jumps, "{id}: max jumps");
 
         let (result, reason) = match pos.outcome() {
             None => ("*", Value::Null),
             Some(o) => (o.result.as_str(), Value::from(o.reason.as_str())),
         };
-        assert_eq!(result, row["result"].as_str().unwrap(), "{id}: {fen}: result");
+        assert_eq!(
+            result,
+            row["result"].as_str().unwrap(),
+            "{id}: {fen}: result"
+        );
         assert_eq!(reason, row["reason"], "{id}: {fen}: reason");
     }
 }

@@ -1,0 +1,173 @@
+//! `emergo`: command-line tools for Emergo positions (offline) and, later, for the bot server.
+
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use emergo_bot_server::tools::{self, bench, legal};
+use emergo_rules::{perft, perft_divide};
+
+const INITIAL_FEN: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+
+#[derive(Parser)]
+#[command(
+    name = "emergo",
+    version,
+    about = "Emergo tools: legal moves, perft, benchmarks, diagrams"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the legal moves of a position, one per line, sorted byte-wise.
+    Legal {
+        /// The position (vchess FEN); defaults to the initial position.
+        #[arg(long, default_value = INITIAL_FEN, conflicts_with = "jsonl")]
+        fen: String,
+        /// Moves played from the FEN first (notation like e5, c3-d4, c3xe5xc7).
+        #[arg(long, num_args = 1.., conflicts_with = "jsonl")]
+        moves: Vec<String>,
+        /// Read one FEN per line on stdin and write one JSON object per line.
+        #[arg(long)]
+        jsonl: bool,
+    },
+    /// Count the leaf nodes of the legal-move tree (turn-level perft).
+    Perft {
+        /// The position (vchess FEN); defaults to the initial position.
+        #[arg(long, default_value = INITIAL_FEN)]
+        fen: String,
+        /// Depth in turns.
+        #[arg(long)]
+        depth: u32,
+        /// Also print the count below each first move.
+        #[arg(long)]
+        divide: bool,
+    },
+    /// Measure uniformly random playouts per second from the initial position.
+    Bench {
+        /// How long to measure, in seconds.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Threads running playouts.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw a position as a text diagram with stacks, men in hand and the side to move.
+    Show {
+        /// The position (vchess FEN); defaults to the initial position.
+        #[arg(long, default_value = INITIAL_FEN)]
+        fen: String,
+        /// Moves played from the FEN first.
+        #[arg(long, num_args = 1..)]
+        moves: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("emergo: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match command {
+        Command::Legal { jsonl: true, .. } => {
+            legal::run_jsonl(std::io::stdin().lock(), &mut out)?;
+        }
+        Command::Legal { fen, moves, .. } => {
+            let game = tools::game_from_args(&fen, &moves)?;
+            for (mv, _) in legal::sorted_legal(&game) {
+                writeln!(out, "{mv}")?;
+            }
+        }
+        Command::Perft { fen, depth, divide } => {
+            let pos = fen.parse()?;
+            let began = Instant::now();
+            let total = if divide {
+                let mut rows: Vec<(String, u64)> = perft_divide(&pos, depth)
+                    .into_iter()
+                    .map(|(m, n)| (m.to_string(), n))
+                    .collect();
+                rows.sort();
+                for (m, n) in &rows {
+                    writeln!(out, "{m}: {n}")?;
+                }
+                rows.iter().map(|(_, n)| n).sum()
+            } else {
+                perft(&pos, depth)
+            };
+            let secs = began.elapsed().as_secs_f64();
+            writeln!(
+                out,
+                "perft({depth}) = {total}  ({secs:.3} s, {:.1} Mnodes/s)",
+                total as f64 / secs.max(1e-9) / 1e6
+            )?;
+        }
+        Command::Bench {
+            seconds,
+            threads,
+            seed,
+            json,
+        } => {
+            if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                return Err("--seconds must be between 0 and 3600".into());
+            }
+            if threads == 0 || threads > 1024 {
+                return Err("--threads must be between 1 and 1024".into());
+            }
+            let r = bench::playouts(Duration::from_secs_f64(seconds), threads, seed);
+            if json {
+                writeln!(out, "{}", serde_json::to_string(&r)?)?;
+            } else {
+                writeln!(
+                    out,
+                    "{} playouts in {:.2} s on {} thread(s): {:.0} playouts/s ({:.0} per thread), mean {:.1} turns",
+                    r.playouts,
+                    r.seconds,
+                    r.threads,
+                    r.playouts_per_second,
+                    r.playouts_per_second_per_thread,
+                    r.mean_turns
+                )?;
+                writeln!(
+                    out,
+                    "white {:.1}%, black {:.1}%, draws {:.1}%, unfinished at {} turns {:.1}%",
+                    100.0 * r.white_wins,
+                    100.0 * r.black_wins,
+                    100.0 * r.draws,
+                    bench::PLAYOUT_CAP,
+                    100.0 * r.unfinished
+                )?;
+            }
+        }
+        Command::Show { fen, moves } => {
+            let game = tools::game_from_args(&fen, &moves)?;
+            write!(out, "{}", game.position().diagram())?;
+            writeln!(out, "FEN: {}", game.position())?;
+            if let Some(o) = game.outcome() {
+                if game.position().outcome().is_none() {
+                    writeln!(out, "Game over: {o}")?;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! The offline `emergo` tools, run as a user would run them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Output, Stdio};
+
+use emergo_tests::{binary, workspace_root};
+use serde_json::Value;
+
+fn emergo(args: &[&str]) -> Output {
+    Command::new(binary("emergo"))
+        .args(args)
+        .output()
+        .expect("run emergo")
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn legal_prints_sorted_moves() {
+    let out = stdout(&emergo(&["legal", "--fen", "9/9/9/9/9/9/9/9/9 w 0 12,12"]));
+    let moves: Vec<&str> = out.lines().collect();
+    assert_eq!(moves.len(), 40);
+    let mut sorted = moves.clone();
+    sorted.sort();
+    assert_eq!(moves, sorted);
+    assert!(!moves.contains(&"e5"));
+    let out = stdout(&emergo(&[
+        "legal",
+        "--fen",
+        "9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0",
+    ]));
+    assert_eq!(out, "d4xb6xd8xf6xd4xb6\n");
+    let out = stdout(&emergo(&["legal", "--moves", "a1", "i9"]));
+    assert_eq!(out.lines().count(), 38);
+}
+
+#[test]
+fn legal_rejects_bad_input_with_a_message() {
+    let o = emergo(&["legal", "--fen", "9/9/9/9/9/9/9/9/1A@7 w 0 12,12"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("b1") && err.contains("not a playable square"),
+        "{err}"
+    );
+    let o = emergo(&["legal", "--moves", "e5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("may not be on e5"));
+}
+
+/// `legal --jsonl` answers the reference vectors exactly, and survives an invalid line.
+#[test]
+fn legal_jsonl_matches_vectors() {
+    let path = workspace_root().join("rules/tests/data/positions.jsonl.gz");
+    let reader = BufReader::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(path).unwrap(),
+    ));
+    let rows: Vec<Value> = reader
+        .lines()
+        .step_by(7)
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    let mut child = Command::new(binary("emergo"))
+        .args(["legal", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        input.push_str(row["fen"].as_str().unwrap());
+        input.push('\n');
+        if i == 3 {
+            input.push_str("9/9/9/9/9/9/9/9/9 w 0 12,99\n");
+        }
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), rows.len() + 1);
+    let bad = &lines[4];
+    assert_eq!(bad["fen"], "9/9/9/9/9/9/9/9/9 w 0 12,99");
+    assert!(bad["error"].as_str().unwrap().contains("men in hand"));
+    let good: Vec<&Value> = lines.iter().filter(|l| l.get("error").is_none()).collect();
+    for (got, want) in good.iter().zip(&rows) {
+        for key in ["fen", "legal", "after", "result", "reason"] {
+            assert_eq!(got[key], want[key], "{key} of {}", want["fen"]);
+        }
+    }
+}
+
+#[test]
+fn perft_and_divide() {
+    let out = stdout(&emergo(&["perft", "--depth", "3"]));
+    assert!(out.contains("perft(3) = 55172"), "{out}");
+    let out = stdout(&emergo(&["perft", "--depth", "2", "--divide"]));
+    let sum: u64 = out
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(_, n)| n.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, 1504);
+    assert!(out.contains("a1: 39\n"), "{out}");
+}
+
+#[test]
+fn bench_json_reports_figures() {
+    let out = stdout(&emergo(&[
+        "bench",
+        "--seconds",
+        "0.3",
+        "--threads",
+        "2",
+        "--json",
+    ]));
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["threads"], 2);
+    assert!(v["playouts_per_second"].as_f64().unwrap() > 0.0);
+    let turns = v["mean_turns"].as_f64().unwrap();
+    assert!(turns > 20.0 && turns < 400.0, "{turns}");
+    let o = emergo(&["bench", "--seconds", "-1"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn show_draws_the_board() {
+    let out = stdout(&emergo(&[
+        "show",
+        "--fen",
+        "9/9/9/1CE7/2B@6/9/9/9/9 b 31 0,0",
+    ]));
+    assert!(out.contains("W3b5"), "{out}");
+    assert!(out.contains("W2"), "{out}");
+    assert!(out.contains("Black to move"), "{out}");
+    assert!(out.contains("Game over: 1-0 (no-units)"), "{out}");
+}
