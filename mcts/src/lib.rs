@@ -1,1 +1,123 @@
-//! Generic multithreaded MCTS (work in progress).
+//! Generic multithreaded Monte Carlo tree search (UCT) with an MCTS-Solver, live statistics and
+//! tree reuse, for two-player zero-sum games. Std and `rand_xoshiro` only; knows nothing about
+//! any particular game.
+//!
+//! # Overview
+//!
+//! * Implement [`Game`] for your game: side to move, legal moves, play, outcome and, ideally, a
+//!   fast random [`playout`](Game::playout) (the default plays uniformly random moves).
+//! * Build a [`Search`] from a root position and [`SearchParams`] (limits on time, playouts and
+//!   nodes, threads, exploration...).
+//! * [`Search::run`] searches on `threads` OS threads and returns a [`Snapshot`]: the best move,
+//!   every root move's visits, value, solver result and principal variation, the root value and
+//!   throughput figures. Or [`Search::start`] it in the background and drive the
+//!   [`SearchHandle`]: live snapshots, stop, wait.
+//! * After a move is played, [`Search::advance`] keeps the subtree under it for the next search.
+//!
+//! All values are scores in `[0, 1]` (1 = win, 0.5 = draw, 0 = loss) from the point of view of
+//! the player concerned. The tree lives in a preallocated-by-chunks arena of compact nodes
+//! ([`Search::bytes_per_node`]) whose statistics are atomics: threads share it without a lock on
+//! the hot path, spread out with virtual loss, and never exceed
+//! [`SearchParams::max_nodes`].
+//!
+//! # Example
+//!
+//! A complete game: subtraction Nim (take 1 to 3 stones, whoever takes the last one wins). From
+//! a pile of 10 the first player wins by taking 2, and the solver proves it. (The same game ships
+//! as [`toy::Nim`].)
+//!
+//! ```
+//! use emergo_mcts::{Game, Outcome, Player, Proven, Search, SearchParams, StopReason};
+//!
+//! #[derive(Clone, Debug)]
+//! struct Pile {
+//!     stones: u32,
+//!     to_move: Player,
+//! }
+//!
+//! impl Game for Pile {
+//!     type Move = u32; // stones taken
+//!
+//!     fn to_move(&self) -> Player {
+//!         self.to_move
+//!     }
+//!     fn legal_moves(&self, out: &mut Vec<u32>) {
+//!         out.clear();
+//!         out.extend(1..=self.stones.min(3));
+//!     }
+//!     fn play(&mut self, mv: u32) {
+//!         self.stones -= mv;
+//!         self.to_move = self.to_move.other();
+//!     }
+//!     fn outcome(&self) -> Option<Outcome> {
+//!         // The player who just moved took the last stone.
+//!         (self.stones == 0).then(|| Outcome::Win(self.to_move.other()))
+//!     }
+//!     // `playout` keeps its default: uniformly random moves.
+//! }
+//!
+//! let params = SearchParams {
+//!     max_playouts: Some(20_000),
+//!     threads: 2,
+//!     ..SearchParams::default()
+//! };
+//! let mut search = Search::new(Pile { stones: 10, to_move: Player::One }, params);
+//! let result = search.run();
+//! assert_eq!(result.best_move, Some(2));
+//! assert_eq!(result.stop_reason, Some(StopReason::Solved));
+//! // 10 -> 8, then the loser takes 1 each time and the winner answers 3: 8 -> 7 -> 4 -> 3 -> 0.
+//! assert_eq!(result.root_proven, Some(Proven::Win { plies: 5 }));
+//! assert_eq!(result.moves[0].pv, [2, 1, 3, 1, 3]);
+//!
+//! // Play the move and search on from the kept subtree.
+//! let kept = search.advance(&[2]);
+//! assert!(kept > 0);
+//! assert_eq!(search.root_state().stones, 8);
+//! ```
+//!
+//! # Design notes
+//!
+//! * **Values** are stored per node from the point of view of the player who made the move
+//!   leading to it, as a fixed-point sum (2^-20 resolution) in an `AtomicU64` next to the visit
+//!   count, so backup is two `fetch_add`s and never a compare-exchange loop.
+//! * **Playouts** ending at the turn cap count with the game's estimate
+//!   ([`PlayoutEnd::Capped`]), 0.5 by default; they never feed the solver.
+//! * **Selection** is UCT, `Q + c * sqrt(ln N / n)`, with first-play urgency for unvisited
+//!   children (default 1.0: each child is tried once first) and virtual loss per thread in
+//!   flight.
+//! * **Expansion**: a leaf gets `expand_threshold` playouts of its own (default 1) before its
+//!   children are allocated, in one contiguous block; the thread that wins the race expands,
+//!   the others wait for it, so statistics stay exact under any number of threads.
+//! * **Solver**: MCTS-Solver with score bounds (proven win, loss, draw, and "at least / at most
+//!   a draw"), which proves draws without solving every alternative exactly.
+//! * **Limits**: time, exact playout count, node cap (keep searching from leaves, or stop), stop
+//!   flag, smart pruning, solved root, single legal move, finished root.
+//! * **Determinism**: with one thread, a seed and no time limit, a search is reproducible.
+//!
+//! # Modules
+//!
+//! `game` (the trait), `params`, `node` and `tree` (the arena and its concurrency contract),
+//! `select` (UCT, best-move order), `search` (iterations, threads), `solver` (proofs and score
+//! bounds), `limits` (stopping, smart pruning), `handle` (background control), `snapshot`
+//! (results), and [`toy`] games for tests, examples and benchmarks.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod game;
+mod handle;
+mod limits;
+mod node;
+mod params;
+mod search;
+mod select;
+mod snapshot;
+mod solver;
+pub mod toy;
+mod tree;
+
+pub use game::{Game, Outcome, Player, Playout, PlayoutEnd, Rng, uniform_index};
+pub use handle::SearchHandle;
+pub use limits::StopReason;
+pub use params::SearchParams;
+pub use search::Search;
+pub use snapshot::{MoveStats, Proven, Snapshot};

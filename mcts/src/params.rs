@@ -1,0 +1,93 @@
+//! Search parameters.
+
+use std::time::Duration;
+
+/// Everything that tunes or limits a search. All limits combine: the search stops at the first
+/// one reached (see [`StopReason`](crate::StopReason)). With no time limit, no playout limit and
+/// no stop flag raised, a search only ends when the root is solved, the root has a single legal
+/// move, or (with [`stop_at_node_cap`](SearchParams::stop_at_node_cap)) the tree is full.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchParams {
+    /// UCT exploration constant `c` in `Q + c * sqrt(ln N / n)`, with values in `[0, 1]`.
+    /// Default 1.0.
+    pub exploration: f32,
+    /// First-play urgency: an unvisited child is scored as if it had one visit with this mean
+    /// value, i.e. `fpu + c * sqrt(ln N)`. The default 1.0 (the best possible value) means every
+    /// child is tried once before any is tried twice, as in classic UCT; lower values (e.g. 0.5)
+    /// let a strong first child be deepened before its siblings are all tried, which saves
+    /// playouts and nodes in wide games.
+    pub first_play_urgency: f32,
+    /// Virtual loss: each thread currently descending through a node counts as this many extra
+    /// lost visits for it during selection, so concurrent threads spread over different lines.
+    /// 0 disables it. Default 1. Irrelevant with one thread.
+    pub virtual_loss: u32,
+    /// A leaf gets this many playouts of its own before it is expanded (its children
+    /// allocated); clamped to at least 1. Higher values save memory in wide games at the cost of
+    /// slower tree growth. Default 1.
+    pub expand_threshold: u32,
+    /// Number of search threads (0 counts as 1). Default 1.
+    pub threads: usize,
+    /// Seed of the per-thread random number generators. Default 0.
+    pub seed: u64,
+    /// Wall-clock limit. Default none.
+    pub max_time: Option<Duration>,
+    /// Limit on the number of playouts of this search (reused visits do not count). Exact, also
+    /// with several threads. Default none.
+    pub max_playouts: Option<u64>,
+    /// Maximum number of tree nodes, root included; clamped to `1..=u32::MAX`. The tree never
+    /// holds more. Should comfortably exceed the number of legal moves at the root. Default
+    /// 2,000,000 (see [`Search::bytes_per_node`](crate::Search::bytes_per_node) for the memory
+    /// this means).
+    pub max_nodes: usize,
+    /// What happens when the tree is full. `false` (default): the search goes on, running
+    /// playouts from the leaves it reaches without expanding them, and only reports
+    /// [`Snapshot::node_cap_reached`](crate::Snapshot::node_cap_reached). `true`: it stops with
+    /// [`StopReason::NodeCap`](crate::StopReason::NodeCap).
+    pub stop_at_node_cap: bool,
+    /// Maximum length of each principal variation (including its first move; at least 1).
+    /// Default 16.
+    pub pv_len: usize,
+    /// How many root moves (best first) get a principal variation longer than the move itself.
+    /// Default 1.
+    pub multi_pv: usize,
+    /// Stop early when no other root move can overtake the best one (in visits) within the
+    /// remaining playout budget, or within the playouts the remaining time allows at the current
+    /// rate. Has no effect without a playout or time limit. Default true.
+    pub smart_pruning: bool,
+    /// Maximum number of turns of one playout (passed to [`Game::playout`](crate::Game::playout)).
+    /// Default 400.
+    pub playout_cap: u32,
+}
+
+impl Default for SearchParams {
+    fn default() -> Self {
+        SearchParams {
+            exploration: 1.0,
+            first_play_urgency: 1.0,
+            virtual_loss: 1,
+            expand_threshold: 1,
+            threads: 1,
+            seed: 0,
+            max_time: None,
+            max_playouts: None,
+            max_nodes: 2_000_000,
+            stop_at_node_cap: false,
+            pv_len: 16,
+            multi_pv: 1,
+            smart_pruning: true,
+            playout_cap: 400,
+        }
+    }
+}
+
+impl SearchParams {
+    /// The node cap as an arena size: at least 1 (the root) and addressable by `u32`.
+    pub(crate) fn node_cap(&self) -> u32 {
+        u32::try_from(self.max_nodes).unwrap_or(u32::MAX).max(1)
+    }
+
+    /// The number of threads to run, at least 1.
+    pub(crate) fn thread_count(&self) -> usize {
+        self.threads.max(1)
+    }
+}

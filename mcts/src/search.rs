@@ -1,0 +1,711 @@
+//! The search: the [`Search`] object, its threads, and one iteration (select, expand, playout,
+//! backup, solver).
+//!
+//! # One iteration
+//!
+//! 1. **Select.** From the root, while the node is expanded, pick a child with UCT
+//!    ([`Uct::select`]), register on it (virtual loss) and play its move on the thread's scratch
+//!    state. Stop at a proven node (its value is exact: no playout needed) or at a node with
+//!    fewer than `expand_threshold` playouts started before this one.
+//! 2. **Expand.** A node reached with at least `expand_threshold` earlier playouts gets its
+//!    children (one contiguous block, one per legal move) and selection goes on into them. One
+//!    thread wins the `EMPTY -> EXPANDING` race; the others wait for it (it only lists moves and
+//!    fills a block) and then descend too, so they never double-count the node. When the node cap
+//!    leaves no room, the node stays a leaf.
+//! 3. **Playout** from the leaf with [`Game::playout`]. A playout of 0 turns from a finished
+//!    position marks the leaf as a proven terminal node.
+//! 4. **Backup** the result along the path, from each node's mover's point of view, removing the
+//!    virtual losses and clamping the result into each node's solver bounds. If the iteration
+//!    ended on a proven node, first tighten its ancestors' bounds (MCTS-Solver with score
+//!    bounds, see the `solver` module).
+//!
+//! Because the decision to expand is taken on the count of playouts *started* (one atomic
+//! `fetch_add` on arrival), every expanded node ends with exactly `expand_threshold` more visits
+//! than its children together, however many threads run, except where visits stop at proven
+//! nodes or where the node cap blocked an expansion.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rand_xoshiro::rand_core::SeedableRng;
+
+use crate::game::{Game, Outcome, Player, Rng};
+use crate::handle::SearchHandle;
+use crate::limits::{self, Control, StopReason};
+use crate::node::{Expansion, MAX_CHILDREN, Node, to_fixed};
+use crate::params::SearchParams;
+use crate::select::Uct;
+use crate::snapshot::{self, Snapshot};
+use crate::solver::Bounds;
+use crate::tree::{ROOT, Tree};
+
+/// Iterations between a thread's smart-pruning checks and statistics flushes. Counted per
+/// thread, so a single-threaded search checks at the same points every time (determinism).
+const CHECK_INTERVAL: u64 = 16;
+
+/// Everything the search threads share.
+#[derive(Debug)]
+pub(crate) struct Core<G: Game> {
+    /// The root position.
+    pub(crate) root: G,
+    /// The player whose point of view the root node's statistics and solver bounds are stored
+    /// in (the player who made the move leading to the root, or the opponent of the side to move
+    /// for a fresh tree).
+    pub(crate) root_mover: Player,
+    /// Parameters of the current / last run.
+    pub(crate) params: SearchParams,
+    /// The tree; node 0 is the root.
+    pub(crate) tree: Tree<G::Move>,
+    /// Control block of the current / last run.
+    pub(crate) ctl: Control,
+    /// The stop flag checked before every playout.
+    pub(crate) stop_flag: Arc<AtomicBool>,
+}
+
+impl<G: Game> Core<G> {
+    /// Expands the root without a playout if it is still a leaf, so that results list the root
+    /// moves even when no playout ran (single move, stopped before the first playout).
+    fn ensure_root_expanded(&self) {
+        let root = self.tree.root();
+        if root.expansion() == Expansion::Empty && root.try_begin_expand() {
+            let mut moves = Vec::new();
+            self.root.legal_moves(&mut moves);
+            expand(&self.tree, root, &moves, self.root_mover, &self.root);
+        }
+    }
+
+    /// Called by each worker thread as it exits; the last one finalises the run.
+    fn retire_worker(&self) {
+        self.ctl.retire_worker(|| self.ensure_root_expanded());
+    }
+}
+
+/// A Monte Carlo tree search over a [`Game`], owning its tree between searches.
+///
+/// Run it blocking with [`run`](Search::run) or in the background with
+/// [`start`](Search::start); keep it between moves and call [`advance`](Search::advance) to
+/// reuse the relevant part of the tree.
+#[derive(Debug)]
+pub struct Search<G: Game> {
+    core: Core<G>,
+    /// Whether the stop flag was created here (then it is cleared when a search starts) rather
+    /// than installed with [`Search::set_stop_flag`] (never cleared by the search).
+    own_flag: bool,
+}
+
+impl<G: Game> Search<G> {
+    /// A search from `root` with an empty tree.
+    pub fn new(root: G, params: SearchParams) -> Self {
+        let root_mover = root.to_move().other();
+        let core = Core {
+            tree: Tree::new(params.node_cap()),
+            root,
+            root_mover,
+            params,
+            ctl: Control::new(0, 0),
+            stop_flag: Arc::new(AtomicBool::new(false)),
+        };
+        Search::from_core(core, true)
+    }
+
+    pub(crate) fn from_core(core: Core<G>, own_flag: bool) -> Self {
+        Search { core, own_flag }
+    }
+
+    /// The root position.
+    pub fn root_state(&self) -> &G {
+        &self.core.root
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &SearchParams {
+        &self.core.params
+    }
+
+    /// Replaces the parameters for the next search. A different node cap rebuilds the tree with
+    /// the new cap (keeping as much of it as fits, breadth first).
+    pub fn set_params(&mut self, params: SearchParams) {
+        if params.node_cap() != self.core.tree.cap() {
+            self.core.tree = self.core.tree.compact(ROOT, params.node_cap());
+        }
+        self.core.params = params;
+    }
+
+    /// Installs an external stop flag: raising it stops the current or next search with
+    /// [`StopReason::Stopped`]. The search never clears it (a server cancelling a request keeps
+    /// control); lower it yourself before reusing it.
+    pub fn set_stop_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.core.stop_flag = flag;
+        self.own_flag = false;
+    }
+
+    /// The stop flag (raise it from another thread to stop [`run`](Search::run)). Unless one was
+    /// installed with [`set_stop_flag`](Search::set_stop_flag), it is cleared when a search
+    /// starts, so raise it only while the search runs.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.core.stop_flag)
+    }
+
+    /// Memory per tree node in bytes, children included (every child is a node, stored in its
+    /// parent's contiguous block, so there is no separate edge storage). 40 bytes for moves of up
+    /// to 4 bytes: move (in a `OnceLock`, 8), expansion state + child count (4), first child
+    /// (4), visits + virtual loss (8), value sum (8), solver bounds (4), plus alignment.
+    /// Allocation is in chunks of 16384 nodes as the tree grows, so the default cap of 2,000,000
+    /// nodes means at most ~80 MB.
+    pub fn bytes_per_node() -> usize {
+        std::mem::size_of::<Node<G::Move>>()
+    }
+
+    /// Number of nodes in the tree, root included.
+    pub fn node_count(&self) -> usize {
+        self.core.tree.len()
+    }
+
+    /// Results of the last search (or of the tree as it is, after [`advance`](Search::advance)).
+    pub fn snapshot(&self) -> Snapshot<G::Move> {
+        snapshot::build(&self.core)
+    }
+
+    /// Throws the tree away (the root position stays).
+    pub fn clear_tree(&mut self) {
+        self.core.tree = Tree::new(self.core.params.node_cap());
+        self.core.root_mover = self.core.root.to_move().other();
+        self.core.ctl = Control::new(0, 0);
+    }
+
+    /// Searches on `params.threads` threads (this one included) until a limit is reached, and
+    /// returns the results. The tree is kept: calling `run` again searches on.
+    ///
+    /// With no limit set it runs until the stop flag is raised or the root is solved.
+    pub fn run(&mut self) -> Snapshot<G::Move> {
+        if self.prepare() {
+            let core = &self.core;
+            std::thread::scope(|scope| {
+                for thread in 1..core.params.thread_count() {
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("mcts-{thread}"))
+                        .spawn_scoped(scope, move || worker_loop(core, thread));
+                    if spawned.is_err() {
+                        core.retire_worker();
+                    }
+                }
+                worker_loop(core, 0);
+            });
+        }
+        self.snapshot()
+    }
+
+    /// Starts the search on `params.threads` background threads and returns at once.
+    pub fn start(mut self) -> SearchHandle<G> {
+        let run = self.prepare();
+        let own_flag = self.own_flag;
+        let core = Arc::new(self.core);
+        let mut threads = Vec::new();
+        if run {
+            for thread in 0..core.params.thread_count() {
+                let shared = Arc::clone(&core);
+                let spawned = std::thread::Builder::new()
+                    .name(format!("mcts-{thread}"))
+                    .spawn(move || {
+                        worker_loop(&shared, thread);
+                        // Dropped before the thread ends, so after joining the handle holds the
+                        // only reference and can hand the search back.
+                        drop(shared);
+                    });
+                match spawned {
+                    Ok(handle) => threads.push(handle),
+                    Err(_) => core.retire_worker(),
+                }
+            }
+        }
+        SearchHandle::new(core, own_flag, threads)
+    }
+
+    /// Sets up a run: fresh control block, cleared own stop flag, and the cases answered without
+    /// any thread (terminal root, single legal move, root already solved). Returns whether
+    /// threads should run.
+    fn prepare(&mut self) -> bool {
+        if self.own_flag {
+            self.core.stop_flag.store(false, Ordering::SeqCst);
+        }
+        let core = &mut self.core;
+        let reused = core.tree.root().stats().visits;
+        let mut moves = Vec::new();
+        core.root.legal_moves(&mut moves);
+        let immediate = match moves.len() {
+            0 => Some(StopReason::Terminal),
+            1 => Some(StopReason::SingleMove),
+            _ if core.tree.root().bounds().is_exact() => Some(StopReason::Solved),
+            _ => None,
+        };
+        match immediate {
+            Some(reason) => {
+                core.ctl = Control::new(reused, 0);
+                core.ensure_root_expanded();
+                core.ctl.finish(reason);
+                false
+            }
+            None => {
+                core.ctl = Control::new(reused, core.params.thread_count());
+                true
+            }
+        }
+    }
+
+    /// Plays `moves` on the root position and keeps the subtree under them with its statistics
+    /// (copied into a fresh arena; everything else is freed). Returns the visits kept (the new
+    /// root's), or 0 if a move was not expanded in the tree: then the tree starts afresh from the
+    /// resulting position. The moves must be legal. Results of the last search are reset.
+    pub fn advance(&mut self, moves: &[G::Move]) -> u64 {
+        let core = &mut self.core;
+        let mut node = Some(ROOT);
+        let mut mover = core.root_mover;
+        for &mv in moves {
+            node = node.and_then(|index| find_child(&core.tree, index, mv));
+            mover = core.root.to_move();
+            core.root.play(mv);
+        }
+        let reused = match node {
+            Some(ROOT) => core.tree.root().stats().visits,
+            Some(index)
+                if matches!(
+                    core.tree.node(index).expansion(),
+                    Expansion::Expanded { .. }
+                ) =>
+            {
+                core.tree = core.tree.compact(index, core.params.node_cap());
+                core.root_mover = mover;
+                core.tree.root().stats().visits
+            }
+            // Not in the tree, or a leaf: nothing worth keeping.
+            _ => {
+                core.tree = Tree::new(core.params.node_cap());
+                core.root_mover = core.root.to_move().other();
+                0
+            }
+        };
+        core.ctl = Control::new(reused, 0);
+        reused
+    }
+}
+
+/// The child of `index` reached by `mv`, if `index` is expanded.
+fn find_child<M: Copy + Eq>(tree: &Tree<M>, index: u32, mv: M) -> Option<u32> {
+    match tree.node(index).expansion() {
+        Expansion::Expanded { first, count } => {
+            (first..first + count).find(|&child| tree.node(child).mv() == mv)
+        }
+        Expansion::Empty | Expansion::Expanding => None,
+    }
+}
+
+/// What an expansion did.
+enum Expanded {
+    /// Children allocated and published.
+    Children,
+    /// The position is over: the node is published with no children and proven.
+    Terminal(Outcome),
+    /// No room under the node cap: the node is back to `EMPTY`.
+    Full,
+}
+
+/// Finishes the expansion of `node` (which the caller moved to `EXPANDING`) with the legal
+/// `moves` of its position `state`; `mover` is the node's mover.
+fn expand<G: Game>(
+    tree: &Tree<G::Move>,
+    node: &Node<G::Move>,
+    moves: &[G::Move],
+    mover: Player,
+    state: &G,
+) -> Expanded {
+    if moves.is_empty() {
+        let outcome = state.outcome().unwrap_or(Outcome::Draw);
+        node.merge_bounds(Bounds::terminal(outcome, mover));
+        node.publish_expanded(0, 0);
+        return Expanded::Terminal(outcome);
+    }
+    let reserved = u32::try_from(moves.len())
+        .ok()
+        .filter(|&count| count <= MAX_CHILDREN)
+        .and_then(|count| Some((tree.reserve(count)?, count)));
+    match reserved {
+        Some((first, count)) => {
+            for (child, &mv) in (first..).zip(moves) {
+                tree.node(child).set_move(mv);
+            }
+            node.publish_expanded(first, count);
+            Expanded::Children
+        }
+        None => {
+            node.abort_expand();
+            Expanded::Full
+        }
+    }
+}
+
+/// Converts a value for `player` into a value for [`Player::One`].
+fn value_for_one(value: f32, player: Player) -> f32 {
+    match player {
+        Player::One => value,
+        Player::Two => 1.0 - value,
+    }
+}
+
+/// One step of the path from the root to the playout's start.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// The node.
+    node: u32,
+    /// Its mover (the statistics' point of view); for the root, `Core::root_mover`.
+    mover: Player,
+}
+
+/// A search thread's scratch space, reused across iterations so that an iteration allocates
+/// nothing in steady state (only the game itself might).
+struct Worker<G: Game> {
+    state: G,
+    moves: Vec<G::Move>,
+    path: Vec<Step>,
+    rng: Rng,
+    uct: Uct,
+    depth_sum: u64,
+    depth_count: u64,
+    max_depth: u32,
+}
+
+impl<G: Game> Worker<G> {
+    fn new(core: &Core<G>, thread: usize) -> Self {
+        // Distinct, reproducible streams per thread (seed_from_u64 scrambles its input).
+        let seed = core
+            .params
+            .seed
+            .wrapping_add((thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        Worker {
+            state: core.root.clone(),
+            moves: Vec::new(),
+            path: Vec::new(),
+            rng: Rng::seed_from_u64(seed),
+            uct: Uct::new(&core.params),
+            depth_sum: 0,
+            depth_count: 0,
+            max_depth: 0,
+        }
+    }
+
+    /// One select / expand / playout / backup iteration.
+    fn iterate(&mut self, core: &Core<G>) {
+        let tree = &core.tree;
+        let threshold = u64::from(core.params.expand_threshold.max(1));
+        self.state.clone_from(&core.root);
+        self.path.clear();
+        let mut index = ROOT;
+        let mut mover = core.root_mover;
+        let mut started_before = tree.root().arrive();
+        self.path.push(Step { node: ROOT, mover });
+
+        // (value for Player::One, whether the iteration ended on a proven node)
+        let (value, proven) = loop {
+            let node = tree.node(index);
+            // A proven node needs no playout: its value is exact. The root is never cut short
+            // this way: every iteration must reach a child for the root's visit count to stay
+            // exact (and a solved root ends the search anyway).
+            let proof = if index == ROOT {
+                None
+            } else {
+                node.bounds().proven()
+            };
+            if let Some(proof) = proof {
+                break (value_for_one(proof.value(), mover), true);
+            }
+            if started_before < threshold {
+                break self.leaf_playout(core, node, mover);
+            }
+            match node.expansion() {
+                Expansion::Expanded { count: 0, .. } => {
+                    let outcome = self.state.outcome().unwrap_or(Outcome::Draw);
+                    node.merge_bounds(Bounds::terminal(outcome, mover));
+                    break (outcome.value_for(Player::One), true);
+                }
+                Expansion::Expanded { first, count } => {
+                    let to_move = self.state.to_move();
+                    let floor =
+                        (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
+                    let child_index = self.uct.select(tree, node, first, count, floor);
+                    let child = tree.node(child_index);
+                    started_before = child.arrive();
+                    mover = to_move;
+                    self.state.play(child.mv());
+                    index = child_index;
+                    self.path.push(Step { node: index, mover });
+                }
+                Expansion::Empty => {
+                    if tree.cap_reached() {
+                        break self.leaf_playout(core, node, mover);
+                    }
+                    if node.try_begin_expand() {
+                        self.state.legal_moves(&mut self.moves);
+                        match expand(tree, node, &self.moves, mover, &self.state) {
+                            // Loop again: the node is expanded now, select a child.
+                            Expanded::Children => {}
+                            Expanded::Terminal(outcome) => {
+                                break (outcome.value_for(Player::One), true);
+                            }
+                            Expanded::Full => break self.leaf_playout(core, node, mover),
+                        }
+                    }
+                    // Lost the race: loop and read the state again.
+                }
+                // Another thread is filling in the children; it takes microseconds, unless it
+                // panicked in the game's code, which must not leave this thread spinning forever.
+                Expansion::Expanding if core.ctl.is_poisoned() => {
+                    break self.leaf_playout(core, node, mover);
+                }
+                Expansion::Expanding => std::thread::yield_now(),
+            }
+        };
+
+        let depth = u32::try_from(self.path.len() - 1).unwrap_or(u32::MAX);
+        self.depth_sum += u64::from(depth);
+        self.depth_count += 1;
+        self.max_depth = self.max_depth.max(depth);
+
+        if proven {
+            self.propagate_bounds(tree);
+        }
+        // Leaf to root, each node's result clamped into its solver bounds, and the clamped value
+        // passed on up: what is proven overrides what the playout said.
+        let mut value = value;
+        for step in self.path.iter().rev() {
+            let node = tree.node(step.node);
+            let for_mover = node.bounds().clamp(value_for_one(value, step.mover));
+            node.leave(to_fixed(for_mover));
+            value = value_for_one(for_mover, step.mover);
+        }
+    }
+
+    /// A playout from the current scratch state, which is `node`'s position. Returns the value
+    /// for [`Player::One`] and whether `node` turned out to be a (now proven) terminal position.
+    fn leaf_playout(&mut self, core: &Core<G>, node: &Node<G::Move>, mover: Player) -> (f32, bool) {
+        let playout = self.state.playout(&mut self.rng, core.params.playout_cap);
+        if playout.turns == 0 {
+            if let Some(outcome) = self.state.outcome() {
+                node.merge_bounds(Bounds::terminal(outcome, mover));
+                return (outcome.value_for(Player::One), true);
+            }
+        }
+        (playout.end.value_for_one(), false)
+    }
+
+    /// MCTS-Solver: the iteration ended on a proven node; walk up the path recomputing each
+    /// ancestor's bounds from its children until one does not tighten. Also run when the proven
+    /// node was proven earlier, which catches up on an update a race made another thread miss.
+    fn propagate_bounds(&self, tree: &Tree<G::Move>) {
+        for k in (0..self.path.len() - 1).rev() {
+            let step = self.path[k];
+            // The player to move at path[k] is the mover of path[k + 1].
+            let to_move = self.path[k + 1].mover;
+            let node = tree.node(step.node);
+            let Expansion::Expanded { first, count } = node.expansion() else {
+                return;
+            };
+            let children = (first..first + count).map(|c| tree.node(c).bounds_seq_cst());
+            let Some(bounds) = Bounds::combine(children) else {
+                return;
+            };
+            if !node.merge_bounds(bounds.for_player(to_move, step.mover)) {
+                return;
+            }
+        }
+    }
+
+    /// Adds this thread's depth statistics to the shared ones.
+    fn flush(&mut self, ctl: &Control) {
+        ctl.add_depths(self.depth_sum, self.depth_count, self.max_depth);
+        self.depth_sum = 0;
+        self.depth_count = 0;
+    }
+}
+
+/// Retires the worker when its loop ends, also by panic (then it stops the other threads, so
+/// that joining them never hangs).
+struct ExitGuard<'a, G: Game>(&'a Core<G>);
+
+impl<G: Game> Drop for ExitGuard<'_, G> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.ctl.poison();
+        }
+        self.0.retire_worker();
+    }
+}
+
+/// A search thread: iterate until some limit says stop.
+pub(crate) fn worker_loop<G: Game>(core: &Core<G>, thread: usize) {
+    let _exit = ExitGuard(core);
+    let mut worker = Worker::new(core, thread);
+    let mut iterations: u64 = 0;
+    loop {
+        if core.ctl.is_done() {
+            break;
+        }
+        if let Some(reason) = limits::limit_reached(core) {
+            core.ctl.finish(reason);
+            break;
+        }
+        let ticket = core
+            .params
+            .max_playouts
+            .is_none_or(|max| core.ctl.take_ticket(max));
+        if !ticket {
+            core.ctl.finish(StopReason::Playouts);
+            break;
+        }
+        worker.iterate(core);
+        iterations += 1;
+        if core.tree.root().bounds().is_exact() {
+            core.ctl.finish(StopReason::Solved);
+            break;
+        }
+        if iterations % CHECK_INTERVAL == 0 {
+            worker.flush(&core.ctl);
+            if limits::smart_prune(core) {
+                core.ctl.finish(StopReason::SmartPruning);
+                break;
+            }
+        }
+    }
+    worker.flush(&core.ctl);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toy::{Nim, TicTacToe};
+
+    /// Walks the whole tree and checks the invariants a finished search guarantees (with no node
+    /// cap hit): no thread left in flight, every reserved node reachable, children blocks inside
+    /// the arena, and every expanded node having exactly `expand_threshold` more visits than its
+    /// children together, or at least that many for proven nodes (they absorb visits). Returns
+    /// the number of nodes.
+    fn check_tree<G: Game>(search: &Search<G>) -> usize {
+        let tree = &search.core.tree;
+        let threshold = u64::from(search.core.params.expand_threshold.max(1));
+        let mut stack = vec![ROOT];
+        let mut reached = 0;
+        while let Some(index) = stack.pop() {
+            reached += 1;
+            let node = tree.node(index);
+            let stats = node.stats();
+            assert_eq!(stats.in_flight, 0, "virtual loss left on node {index}");
+            match node.expansion() {
+                Expansion::Expanded { first, count } if count > 0 => {
+                    assert!((first + count) as usize <= tree.len());
+                    let children: u64 = (first..first + count)
+                        .map(|c| tree.node(c).stats().visits)
+                        .sum();
+                    if index == ROOT || !node.bounds().is_exact() {
+                        assert_eq!(stats.visits, children + threshold, "node {index}");
+                    } else {
+                        assert!(stats.visits >= children + threshold, "node {index}");
+                    }
+                    stack.extend(first..first + count);
+                }
+                Expansion::Expanding => panic!("node {index} left half-expanded"),
+                _ => {}
+            }
+        }
+        assert_eq!(reached, tree.len(), "unreachable nodes");
+        reached
+    }
+
+    #[test]
+    fn four_threads_exact_playouts_and_consistent_tree() {
+        for threshold in [1, 3] {
+            let params = SearchParams {
+                threads: 4,
+                max_playouts: Some(6_000),
+                smart_pruning: false,
+                expand_threshold: threshold,
+                seed: 3,
+                ..SearchParams::default()
+            };
+            let mut search = Search::new(Nim::new(60, 3), params);
+            let snap = search.run();
+            assert_eq!(snap.stop_reason, Some(StopReason::Playouts));
+            assert_eq!(snap.playouts, 6_000);
+            assert_eq!(snap.root_visits, 6_000);
+            let children: u64 = snap.moves.iter().map(|m| m.visits).sum();
+            assert_eq!(snap.root_visits, children + u64::from(threshold));
+            assert_eq!(check_tree(&search), snap.nodes);
+
+            // Searching on keeps the invariants and counts only new playouts.
+            let snap = search.run();
+            assert_eq!(snap.playouts, 6_000);
+            assert_eq!(snap.reused_visits, 6_000);
+            assert_eq!(snap.root_visits, 12_000);
+            check_tree(&search);
+        }
+    }
+
+    #[test]
+    fn tree_stays_consistent_when_solved_with_threads() {
+        let params = SearchParams {
+            threads: 4,
+            max_playouts: Some(200_000),
+            seed: 11,
+            ..SearchParams::default()
+        };
+        let mut search = Search::new(TicTacToe::from_cells("X../.O./...").unwrap(), params);
+        let snap = search.run();
+        assert_eq!(snap.stop_reason, Some(StopReason::Solved));
+        assert_eq!(snap.root_proven, Some(crate::Proven::Draw));
+        check_tree(&search);
+    }
+
+    #[test]
+    fn reused_tree_keeps_invariants() {
+        let params = SearchParams {
+            max_playouts: Some(3_000),
+            smart_pruning: false,
+            ..SearchParams::default()
+        };
+        let mut search = Search::new(Nim::new(50, 3), params);
+        let first = search.run();
+        let best = first.best_move.unwrap();
+        let kept = search.advance(&[best]);
+        assert_eq!(kept, first.moves[0].visits);
+        assert_eq!(search.root_state().pile, 50 - best);
+        check_tree(&search);
+        let again = search.run();
+        assert_eq!(again.reused_visits, kept);
+        assert_eq!(again.root_visits, kept + 3_000);
+        check_tree(&search);
+    }
+
+    #[test]
+    fn shrinking_the_node_cap_truncates_the_tree() {
+        let params = SearchParams {
+            max_playouts: Some(2_000),
+            smart_pruning: false,
+            ..SearchParams::default()
+        };
+        let mut search = Search::new(Nim::new(50, 3), params.clone());
+        search.run();
+        assert!(search.node_count() > 100);
+        search.set_params(SearchParams {
+            max_nodes: 100,
+            ..params
+        });
+        assert!(search.node_count() <= 100);
+        let snap = search.run();
+        assert!(snap.nodes <= 100);
+        assert!(snap.node_cap_reached);
+        assert_eq!(snap.playouts, 2_000);
+    }
+
+    #[test]
+    fn value_conversion() {
+        assert_eq!(value_for_one(0.25, Player::Two), 0.75);
+        assert_eq!(value_for_one(0.25, Player::One), 0.25);
+    }
+}

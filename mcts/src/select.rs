@@ -1,0 +1,303 @@
+//! Choosing children: UCT with first-play urgency and virtual loss while searching, and the
+//! "best move" order used for the answer, the principal variations and smart pruning.
+
+use std::cmp::Ordering;
+
+use crate::node::{Node, Stats, VALUE_SCALE};
+use crate::params::SearchParams;
+use crate::snapshot::Proven;
+use crate::solver::Bounds;
+use crate::tree::Tree;
+
+/// The selection constants, read once per search from [`SearchParams`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Uct {
+    exploration: f32,
+    fpu: f32,
+    virtual_loss: u64,
+}
+
+impl Uct {
+    pub(crate) fn new(params: &SearchParams) -> Self {
+        Uct {
+            exploration: params.exploration,
+            fpu: params.first_play_urgency,
+            virtual_loss: u64::from(params.virtual_loss),
+        }
+    }
+
+    /// Visits as selection sees them: completed visits plus `virtual_loss` per thread in flight.
+    fn effective_visits(&self, stats: &Stats) -> u64 {
+        stats.visits + stats.in_flight * self.virtual_loss
+    }
+
+    /// The child of `parent` (children `first..first + count`, `count > 0`) to descend into.
+    /// `floor` is the parent's pessimistic solver bound for the player to move there, in half
+    /// points, or `None` at the root.
+    ///
+    /// Score: `Q + c * sqrt(ln N / n)` where `n` counts virtual losses as visits worth 0 (so `Q`
+    /// drops for children other threads are exploring), an unvisited child counts as one visit
+    /// worth `fpu`, and `Q` is clamped into the child's solver bounds.
+    ///
+    /// Solver: a child proven won for the mover is taken at once (the parent is then proven too;
+    /// descending there lets this iteration propagate that). Proven-lost children are skipped,
+    /// and below the root so are children that cannot score more than the parent already has
+    /// guaranteed (`opt <= floor`): exploring them cannot change the parent's value. At the root
+    /// those stay selectable because visits decide the move to play. A proven draw scores
+    /// exactly 0.5 without an exploration bonus (its value is certain). If every child is
+    /// skipped, the one with the best guaranteed score is returned: the iteration stops on it and
+    /// the solver then proves the parent. Ties go to the lower index, which keeps
+    /// single-threaded searches deterministic.
+    pub(crate) fn select<M: Copy>(
+        &self,
+        tree: &Tree<M>,
+        parent: &Node<M>,
+        first: u32,
+        count: u32,
+        floor: Option<u8>,
+    ) -> u32 {
+        let parent_visits = self.effective_visits(&parent.stats()).max(1) as f32;
+        let explore = self.exploration * parent_visits.ln().sqrt();
+        let mut best = None;
+        let mut best_score = f32::NEG_INFINITY;
+        let mut fallback = first;
+        let mut fallback_pess = 0;
+        for index in first..first + count {
+            let child = tree.node(index);
+            let bounds = child.bounds();
+            if bounds.is_win() {
+                return index;
+            }
+            if bounds.pess() > fallback_pess {
+                fallback = index;
+                fallback_pess = bounds.pess();
+            }
+            if bounds.is_loss() || floor.is_some_and(|floor| bounds.opt() <= floor) {
+                continue;
+            }
+            let score = if bounds.is_exact() {
+                0.5
+            } else {
+                let stats = child.stats();
+                let n = self.effective_visits(&stats);
+                if n == 0 {
+                    bounds.clamp(self.fpu) + explore
+                } else {
+                    let q = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
+                    bounds.clamp(q) + explore / (n as f32).sqrt()
+                }
+            };
+            if score > best_score {
+                best_score = score;
+                best = Some(index);
+            }
+        }
+        best.unwrap_or(fallback)
+    }
+}
+
+/// What the best-move order looks at for one child.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChildView {
+    /// Completed visits.
+    pub(crate) visits: u64,
+    /// Mean value for the mover clamped into the solver bounds (0.5, clamped, without visits).
+    pub(crate) value: f32,
+    /// Solver bounds for the mover.
+    pub(crate) bounds: Bounds,
+}
+
+impl ChildView {
+    pub(crate) fn read<M: Copy>(node: &Node<M>) -> Self {
+        let stats = node.stats();
+        let bounds = node.bounds();
+        ChildView {
+            visits: stats.visits,
+            value: bounds.clamp(stats.mean().unwrap_or(0.5)),
+            bounds,
+        }
+    }
+
+    /// The exact result for the mover, if proven.
+    pub(crate) fn proven(&self) -> Option<Proven> {
+        self.bounds.proven()
+    }
+
+    /// 0 = proven win, 1 = ordinary, 2 = dominated, 3 = proven loss. Dominated: no better than
+    /// what a sibling guarantees (`floor`, in half points): either it looks worse (its value is
+    /// below the floor), or it cannot do better (optimistic bound at the floor) without being
+    /// guaranteed as much (pessimistic bound below it).
+    fn class(&self, floor: u8) -> u8 {
+        let b = self.bounds;
+        if b.is_win() {
+            0
+        } else if b.is_loss() {
+            3
+        } else if self.value < f32::from(floor) / 2.0 || (b.opt() <= floor && b.pess() < floor) {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// The highest pessimistic bound among sibling children: what the player to move is guaranteed.
+pub(crate) fn floor_of(children: &[ChildView]) -> u8 {
+    children.iter().map(|c| c.bounds.pess()).max().unwrap_or(0)
+}
+
+/// Best-first order of sibling children, `floor` being [`floor_of`] the siblings: proven wins
+/// first (shortest first), then the others by visits (then value), except that children no
+/// better than what a sibling guarantees come after all the others (a proven draw beats a move
+/// that looks worse than a draw or is only known to be at most a draw, however many visits the
+/// search sent there), and proven losses last (longest resistance first). Equal children compare equal; callers keep the lower
+/// index first (stable sort / strict comparison).
+pub(crate) fn best_first(a: &ChildView, b: &ChildView, floor: u8) -> Ordering {
+    let (class_a, class_b) = (a.class(floor), b.class(floor));
+    class_a.cmp(&class_b).then_with(|| match class_a {
+        0 => a
+            .bounds
+            .plies()
+            .cmp(&b.bounds.plies())
+            .then_with(|| b.visits.cmp(&a.visits)),
+        3 => b
+            .bounds
+            .plies()
+            .cmp(&a.bounds.plies())
+            .then_with(|| b.visits.cmp(&a.visits)),
+        _ => b
+            .visits
+            .cmp(&a.visits)
+            .then_with(|| b.value.total_cmp(&a.value)),
+    })
+}
+
+/// Views of the children `first..first + count`.
+pub(crate) fn child_views<M: Copy>(tree: &Tree<M>, first: u32, count: u32) -> Vec<ChildView> {
+    (first..first + count)
+        .map(|index| ChildView::read(tree.node(index)))
+        .collect()
+}
+
+/// Index of the best child of a node with children `first..first + count` (`count > 0`).
+pub(crate) fn best_child<M: Copy>(tree: &Tree<M>, first: u32, count: u32) -> u32 {
+    let views = child_views(tree, first, count);
+    let floor = floor_of(&views);
+    let mut best = 0;
+    for (i, view) in views.iter().enumerate().skip(1) {
+        if best_first(view, &views[best], floor) == Ordering::Less {
+            best = i;
+        }
+    }
+    first + best as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::to_fixed;
+
+    fn view(visits: u64, value: f32, proof: Option<Proven>) -> ChildView {
+        ChildView {
+            visits,
+            value,
+            bounds: proof.map_or(Bounds::UNKNOWN, Bounds::from_proven),
+        }
+    }
+
+    fn sorted(mut views: Vec<ChildView>) -> Vec<(u64, Option<Proven>)> {
+        let floor = floor_of(&views);
+        views.sort_by(|a, b| best_first(a, b, floor));
+        views.iter().map(|c| (c.visits, c.proven())).collect()
+    }
+
+    #[test]
+    fn order_prefers_short_wins_and_avoids_losses() {
+        let summary = sorted(vec![
+            view(100, 0.4, None),
+            view(5, 0.0, Some(Proven::Loss { plies: 3 })),
+            view(2, 1.0, Some(Proven::Win { plies: 5 })),
+            view(1, 1.0, Some(Proven::Win { plies: 3 })),
+            view(50, 0.5, Some(Proven::Draw)),
+            view(9, 0.0, Some(Proven::Loss { plies: 7 })),
+            view(100, 0.6, None),
+        ]);
+        assert_eq!(
+            summary,
+            [
+                (1, Some(Proven::Win { plies: 3 })),
+                (2, Some(Proven::Win { plies: 5 })),
+                (100, None),
+                (100, None),
+                (50, Some(Proven::Draw)),
+                (9, Some(Proven::Loss { plies: 7 })),
+                (5, Some(Proven::Loss { plies: 3 })),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_proven_draw_beats_a_worse_looking_move() {
+        // Without a guaranteed sibling, visits decide; with a proven draw, a move looking worse
+        // than a draw goes after it whatever its visits.
+        let summary = sorted(vec![
+            view(500, 0.3, None),
+            view(80, 0.5, Some(Proven::Draw)),
+        ]);
+        assert_eq!(summary, [(80, Some(Proven::Draw)), (500, None)]);
+        let summary = sorted(vec![
+            view(500, 0.6, None),
+            view(80, 0.5, Some(Proven::Draw)),
+        ]);
+        assert_eq!(summary, [(500, None), (80, Some(Proven::Draw))]);
+        let summary = sorted(vec![view(80, 0.2, None), view(500, 0.3, None)]);
+        assert_eq!(summary, [(500, None), (80, None)]);
+        // "At most a draw" does not beat a proven draw either.
+        let at_most_draw = ChildView {
+            visits: 900,
+            value: 0.5,
+            bounds: Bounds::between(0, 1),
+        };
+        let summary = sorted(vec![at_most_draw, view(80, 0.5, Some(Proven::Draw))]);
+        assert_eq!(summary, [(80, Some(Proven::Draw)), (900, None)]);
+    }
+
+    #[test]
+    fn selection_tries_unvisited_then_skips_losses() {
+        let tree = Tree::<u8>::new(10);
+        let first = tree.reserve(3).unwrap_or_default();
+        tree.root().publish_expanded(first, 3);
+        let uct = Uct::new(&SearchParams::default());
+        let visit = |i: u32, v: f32| {
+            tree.root().arrive();
+            tree.root().leave(to_fixed(v));
+            tree.node(i).arrive();
+            tree.node(i).leave(to_fixed(v));
+        };
+        let select = |floor| uct.select(&tree, tree.root(), first, 3, floor);
+        let prove = |i: u32, p| tree.node(i).merge_bounds(Bounds::from_proven(p));
+        tree.root().arrive();
+        tree.root().leave(0);
+        assert_eq!(select(None), first);
+        visit(first, 0.0);
+        assert_eq!(select(None), first + 1);
+        visit(first + 1, 1.0);
+        prove(first + 2, Proven::Loss { plies: 0 });
+        for _ in 0..20 {
+            let pick = select(None);
+            assert_ne!(pick, first + 2);
+            visit(pick, 0.5);
+        }
+        // A proven draw is skipped below the root once the parent is guaranteed a draw, but
+        // not at the root.
+        prove(first + 1, Proven::Draw);
+        assert_eq!(select(Some(1)), first);
+        for _ in 0..50 {
+            visit(first, 0.0);
+        }
+        assert_eq!(select(None), first + 1);
+        // Everything skipped: the best guaranteed child is returned.
+        prove(first, Proven::Loss { plies: 0 });
+        assert_eq!(select(Some(1)), first + 1);
+    }
+}

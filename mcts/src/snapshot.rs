@@ -1,0 +1,226 @@
+//! Search results: a [`Snapshot`] of the tree's root, its moves and their principal variations.
+
+use std::time::Duration;
+
+use crate::game::Game;
+use crate::limits::StopReason;
+use crate::node::Expansion;
+use crate::search::Core;
+use crate::select::{best_child, best_first, child_views, floor_of};
+use crate::tree::Tree;
+
+/// A game-theoretic value proven by the solver, from the point of view of a given player (the
+/// player making a move, for [`MoveStats::proven`]; the side to move, for
+/// [`Snapshot::root_proven`]).
+///
+/// `plies` is the length of the proven line from the position (for a move: counting the move
+/// itself) to the end of the game, the winner hurrying and the loser resisting *within the part
+/// of the tree the solver has proven*. A node is proven won as soon as one winning move is
+/// proven, so a shorter win may exist that the search has not proven yet.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Proven {
+    /// A forced win, ending the game in `plies` plies.
+    Win {
+        /// Length of the proven line.
+        plies: u32,
+    },
+    /// A forced loss; the longest resistance proven lasts `plies` plies.
+    Loss {
+        /// Length of the proven line.
+        plies: u32,
+    },
+    /// A forced draw.
+    Draw,
+}
+
+impl Proven {
+    /// The same result from the opponent's point of view.
+    #[must_use]
+    pub fn flipped(self) -> Proven {
+        match self {
+            Proven::Win { plies } => Proven::Loss { plies },
+            Proven::Loss { plies } => Proven::Win { plies },
+            Proven::Draw => Proven::Draw,
+        }
+    }
+
+    /// The score: 1 for a win, 0 for a loss, 0.5 for a draw.
+    #[must_use]
+    pub fn value(self) -> f32 {
+        match self {
+            Proven::Win { .. } => 1.0,
+            Proven::Loss { .. } => 0.0,
+            Proven::Draw => 0.5,
+        }
+    }
+
+    /// One ply longer (the move leading to the position is counted).
+    pub(crate) fn one_ply_more(self) -> Proven {
+        match self {
+            Proven::Win { plies } => Proven::Win { plies: plies + 1 },
+            Proven::Loss { plies } => Proven::Loss { plies: plies + 1 },
+            Proven::Draw => Proven::Draw,
+        }
+    }
+}
+
+/// Statistics of one root move.
+#[derive(Clone, PartialEq, Debug)]
+pub struct MoveStats<M> {
+    /// The move.
+    pub mv: M,
+    /// Playouts through this move (reused ones included).
+    pub visits: u64,
+    /// Mean result in `[0, 1]` for the player making the move, moved into what the solver
+    /// proved about the move (so a proven move shows its exact value: 1, 0.5 or 0); 0.5 without
+    /// visits.
+    pub value: f32,
+    /// Solver result for the player making the move, plies counted from the root (the move
+    /// included).
+    pub proven: Option<Proven>,
+    /// Principal variation: starts with `mv`, then follows the best (normally most visited)
+    /// children with visits, at most [`SearchParams::pv_len`](crate::SearchParams::pv_len)
+    /// moves. Just `[mv]` for the moves beyond
+    /// [`SearchParams::multi_pv`](crate::SearchParams::multi_pv).
+    pub pv: Vec<M>,
+}
+
+/// A view of the search: final when taken after the threads stopped, approximate (but never
+/// inconsistent in a harmful way) while they run.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Snapshot<M> {
+    /// Playouts completed by this search (reused visits not counted).
+    pub playouts: u64,
+    /// Nodes in the tree, root included.
+    pub nodes: usize,
+    /// Time since the search started; frozen when it finished.
+    pub elapsed: Duration,
+    /// `playouts / elapsed`.
+    pub playouts_per_second: f64,
+    /// Deepest tree depth a playout started from (root = 0) in this search.
+    pub max_depth: u32,
+    /// Mean tree depth playouts started from in this search (may lag a little while running).
+    pub mean_depth: f64,
+    /// Expected score in `[0, 1]` for the side to move at the root (exact if the root is proven).
+    pub root_value: f32,
+    /// Solver result for the side to move at the root.
+    pub root_proven: Option<Proven>,
+    /// All root moves, best first: proven wins (shortest first), then by visits (ties: higher
+    /// value first, then legal-move order), proven losses last (longest first). Empty if the root
+    /// is terminal.
+    pub moves: Vec<MoveStats<M>>,
+    /// The move to play: the first of `moves`. A proven-lost move is only chosen when every move
+    /// loses. `None` iff the root is terminal (or the node cap is too small to hold the root's
+    /// children).
+    pub best_move: Option<M>,
+    /// Why the search stopped; `None` while it runs (or if it never ran).
+    pub stop_reason: Option<StopReason>,
+    /// Whether the tree ran out of room ([`SearchParams::max_nodes`](crate::SearchParams::max_nodes)).
+    pub node_cap_reached: bool,
+    /// Visits the root already had when this search started (tree reuse, or an earlier run).
+    pub reused_visits: u64,
+    /// Visits of the root: `reused_visits + playouts`.
+    ///
+    /// Invariant once the threads stopped, if the node cap was never hit:
+    /// `root_visits == sum of moves[..].visits + min(T, root_visits)`, where `T` is
+    /// [`SearchParams::expand_threshold`](crate::SearchParams::expand_threshold) (1 by default):
+    /// the root's first `T` playouts start at the root itself, every later one goes through a
+    /// move. The same holds at every unproven expanded node of the tree; a proven node below the
+    /// root can have more visits than its children, since playouts reaching it stop there.
+    pub root_visits: u64,
+}
+
+/// Reads a snapshot of `core`'s tree and control state.
+pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
+    let tree = &core.tree;
+    let ctl = &core.ctl;
+    let root = tree.root();
+    let root_stats = root.stats();
+    let to_move = core.root.to_move();
+    let root_bounds = root.bounds().for_player(core.root_mover, to_move);
+    let root_proven = root_bounds.proven();
+    let root_value = match (root_proven, root_stats.mean()) {
+        (Some(proof), _) => proof.value(),
+        (None, Some(mean)) if core.root_mover == to_move => root_bounds.clamp(mean),
+        (None, Some(mean)) => root_bounds.clamp(1.0 - mean),
+        (None, None) => 0.5,
+    };
+
+    let (first, count) = match root.expansion() {
+        Expansion::Expanded { first, count } => (first, count),
+        Expansion::Empty | Expansion::Expanding => (0, 0),
+    };
+    let views = child_views(tree, first, count);
+    let floor = floor_of(&views);
+    let mut children: Vec<_> = (first..).zip(views).collect();
+    // Stable: equal children keep legal-move order.
+    children.sort_by(|a, b| best_first(&a.1, &b.1, floor));
+    let pv_len = core.params.pv_len.max(1);
+    let moves: Vec<MoveStats<G::Move>> = children
+        .iter()
+        .enumerate()
+        .map(|(rank, &(index, view))| {
+            let mv = tree.node(index).mv();
+            MoveStats {
+                mv,
+                visits: view.visits,
+                value: view.value,
+                proven: view.proven().map(Proven::one_ply_more),
+                pv: if rank < core.params.multi_pv {
+                    principal_variation(tree, index, pv_len)
+                } else {
+                    vec![mv]
+                },
+            }
+        })
+        .collect();
+
+    let playouts = root_stats.visits.saturating_sub(ctl.reused_visits());
+    let elapsed = ctl.elapsed();
+    let secs = elapsed.as_secs_f64();
+    Snapshot {
+        playouts,
+        nodes: tree.len(),
+        elapsed,
+        playouts_per_second: if secs > 0.0 {
+            playouts as f64 / secs
+        } else {
+            0.0
+        },
+        max_depth: ctl.max_depth(),
+        mean_depth: ctl.mean_depth(),
+        root_value,
+        root_proven,
+        best_move: moves.first().map(|m| m.mv),
+        moves,
+        stop_reason: if ctl.running() > 0 {
+            None
+        } else {
+            ctl.reason()
+        },
+        node_cap_reached: tree.cap_reached(),
+        reused_visits: ctl.reused_visits(),
+        root_visits: root_stats.visits,
+    }
+}
+
+/// The line from root child `index`: its move, then repeatedly the best visited child.
+fn principal_variation<M: Copy>(tree: &Tree<M>, index: u32, pv_len: usize) -> Vec<M> {
+    let mut pv = vec![tree.node(index).mv()];
+    let mut node = index;
+    while pv.len() < pv_len {
+        let Expansion::Expanded { first, count } = tree.node(node).expansion() else {
+            break;
+        };
+        if count == 0 {
+            break;
+        }
+        let child = best_child(tree, first, count);
+        if tree.node(child).stats().visits == 0 {
+            break;
+        }
+        pv.push(tree.node(child).mv());
+        node = child;
+    }
+    pv
+}
