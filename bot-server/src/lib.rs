@@ -1,7 +1,29 @@
-//! The Emergo bot service and the `emergo` command-line tools.
+//! The Emergo bot service (gRPC, `emergo.bot.v1`) and the `emergo` command-line tools.
 //!
-//! For now this crate holds the offline tools ([`tools`]); the gRPC server joins it later.
+//! A library with thin binaries, as in mini-redis: [`server::run`] serves on a listener until a
+//! shutdown future completes; `bin/bot-server.rs` parses flags, installs tracing, binds and calls
+//! it; tests start the very same server on port 0.
+//!
+//! - [`engine`]: the Emergo adapter for the generic MCTS (`emergo-mcts`).
+//! - [`request`]: client messages checked into domain values; [`error`]: errors → gRPC codes.
+//! - [`admission`]: the server-wide search-thread budget with a fair bounded queue.
+//! - [`runner`]: one search per request on its own threads: deadlines, streaming, cancellation,
+//!   tree reuse ([`games`]), shutdown.
+//! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
+//!   [`metrics`]: Prometheus.
+//! - [`tools`]: the offline `emergo` subcommands.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod admission;
+pub mod config;
+pub mod convert;
+pub mod engine;
+pub mod error;
+pub mod games;
+pub mod metrics;
+pub mod request;
+pub mod runner;
+pub mod server;
+pub mod service;
 pub mod tools;

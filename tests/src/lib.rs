@@ -43,3 +43,68 @@ pub fn workspace_root() -> PathBuf {
         .expect("workspace root")
         .to_path_buf()
 }
+
+/// A bot server running in this process on an ephemeral loopback port.
+pub struct TestServer {
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    /// The engine, for inspecting load.
+    pub engine: std::sync::Arc<emergo_bot_server::runner::Engine>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Starts a server with `config` (its `listen` is ignored: port 0 is used).
+    pub async fn start(config: emergo_bot_server::config::ServerConfig) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let engine = std::sync::Arc::new(emergo_bot_server::runner::Engine::new(config));
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let e = engine.clone();
+        let task = tokio::spawn(async move {
+            emergo_bot_server::server::run_with_engine(listener, e, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("server");
+        });
+        TestServer {
+            url,
+            engine,
+            shutdown: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// A connected client.
+    pub async fn client(
+        &self,
+    ) -> emergo_proto::v1::emergo_bot_client::EmergoBotClient<tonic::transport::Channel> {
+        emergo_proto::v1::emergo_bot_client::EmergoBotClient::connect(self.url.clone())
+            .await
+            .expect("connect")
+    }
+
+    /// Begins a graceful shutdown and waits for the server to finish.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task");
+        }
+    }
+
+    /// Begins a graceful shutdown without waiting.
+    pub fn begin_stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// The initial position's FEN.
+pub const INITIAL: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";

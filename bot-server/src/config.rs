@@ -1,0 +1,120 @@
+//! Server configuration: command-line flags with environment fallbacks and embedded defaults.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Args;
+
+/// Everything the server can be told. Each flag has an `EMERGO_*` environment fallback and a
+/// default that runs well on a laptop, so `bot-server` with no arguments is a working server.
+#[derive(Clone, Debug, Args)]
+pub struct ServerConfig {
+    /// Address for gRPC. Loopback by default: pass 0.0.0.0:50051 to accept other hosts.
+    #[arg(long, env = "EMERGO_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+
+    /// Search threads the whole server may run at once (0 = number of CPU cores).
+    #[arg(long, env = "EMERGO_THREADS", default_value_t = 0)]
+    pub threads: usize,
+
+    /// Most search threads one request may ask for (0 = the thread budget).
+    #[arg(long, env = "EMERGO_MAX_THREADS_PER_REQUEST", default_value_t = 0)]
+    pub max_threads_per_request: usize,
+
+    /// Requests that may wait for free threads; more are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "EMERGO_MAX_QUEUE", default_value_t = 32)]
+    pub max_queue: usize,
+
+    /// Longest a request waits for threads before it is refused with RESOURCE_EXHAUSTED (ms).
+    #[arg(long, env = "EMERGO_MAX_QUEUE_WAIT_MS", default_value_t = 10_000)]
+    pub max_queue_wait_ms: u64,
+
+    /// Longest search a request may ask for (ms).
+    #[arg(long, env = "EMERGO_MAX_TIME_MS", default_value_t = 60_000)]
+    pub max_time_ms: u32,
+
+    /// Largest playout budget a request may ask for.
+    #[arg(long, env = "EMERGO_MAX_PLAYOUTS", default_value_t = 50_000_000)]
+    pub max_playouts: u64,
+
+    /// Largest search tree (nodes) of one search.
+    #[arg(long, env = "EMERGO_MAX_NODES", default_value_t = 4_000_000)]
+    pub max_nodes: usize,
+
+    /// Games whose search tree is kept for reuse (least recently used ones are dropped).
+    #[arg(long, env = "EMERGO_KEPT_GAMES", default_value_t = 64)]
+    pub kept_games: usize,
+
+    /// Total nodes of all kept trees; older trees are dropped beyond it.
+    #[arg(long, env = "EMERGO_KEPT_NODES", default_value_t = 8_000_000)]
+    pub kept_nodes: usize,
+
+    /// Optional address for Prometheus metrics over HTTP (`/metrics`), e.g. 127.0.0.1:9090.
+    #[arg(long, env = "EMERGO_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
+    /// When set, every RPC but health needs `authorization: Bearer <token>`.
+    #[arg(long, env = "EMERGO_AUTH_TOKEN", hide_env_values = true)]
+    pub auth_token: Option<String>,
+
+    /// Name of this replica, reported by ServerInfo (default: the host name).
+    #[arg(long, env = "EMERGO_NAME")]
+    pub name: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            threads: 0,
+            max_threads_per_request: 0,
+            max_queue: 32,
+            max_queue_wait_ms: 10_000,
+            max_time_ms: 60_000,
+            max_playouts: 50_000_000,
+            max_nodes: 4_000_000,
+            kept_games: 64,
+            kept_nodes: 8_000_000,
+            metrics_listen: None,
+            auth_token: None,
+            name: None,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The server-wide search-thread budget.
+    pub fn thread_budget(&self) -> usize {
+        if self.threads > 0 {
+            self.threads
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+
+    /// Most threads per request.
+    pub fn threads_per_request(&self) -> usize {
+        let budget = self.thread_budget();
+        if self.max_threads_per_request == 0 {
+            budget
+        } else {
+            self.max_threads_per_request.min(budget)
+        }
+    }
+
+    /// Longest wait in the queue.
+    pub fn max_queue_wait(&self) -> Duration {
+        Duration::from_millis(self.max_queue_wait_ms)
+    }
+
+    /// The replica name.
+    pub fn replica_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .map(|s| s.trim().to_owned())
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "emergo-bot".to_owned())
+        })
+    }
+}

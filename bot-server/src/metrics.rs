@@ -1,0 +1,94 @@
+//! Prometheus metrics: requests by RPC and status, latency, queue, running searches, playouts.
+//!
+//! Recording goes through the `metrics` facade (a no-op until a recorder is installed), so the
+//! service code records unconditionally; `--metrics-listen` installs the Prometheus recorder and
+//! serves its text format at `/metrics`.
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+/// Records one finished RPC.
+pub fn request(rpc: &'static str, code: tonic::Code, elapsed: Duration) {
+    metrics::counter!("emergo_requests_total", "rpc" => rpc, "code" => code_name(code))
+        .increment(1);
+    metrics::histogram!("emergo_request_duration_seconds", "rpc" => rpc)
+        .record(elapsed.as_secs_f64());
+}
+
+/// Records the queue length.
+pub fn queue_length(n: usize) {
+    metrics::gauge!("emergo_queue_length").set(n as f64);
+}
+
+/// Records the number of running searches.
+pub fn running_searches(n: usize) {
+    metrics::gauge!("emergo_running_searches").set(n as f64);
+}
+
+/// Records a finished search.
+pub fn search_finished(playouts: u64, playouts_per_second: f64) {
+    metrics::counter!("emergo_playouts_total").increment(playouts);
+    metrics::gauge!("emergo_last_search_playouts_per_second").set(playouts_per_second);
+}
+
+/// The gRPC code's canonical name, e.g. `RESOURCE_EXHAUSTED`.
+pub fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// The process-wide Prometheus recorder (installed on first use).
+pub fn handle() -> Option<PrometheusHandle> {
+    static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            PrometheusBuilder::new()
+                .set_buckets(&[
+                    0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+                ])
+                .ok()?
+                .install_recorder()
+                .ok()
+        })
+        .clone()
+}
+
+/// Serves `/metrics` on `listener` until the task is dropped.
+pub async fn serve(listener: TcpListener) -> std::io::Result<()> {
+    let handle = handle();
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let text = handle.as_ref().map(|h| h.render()).unwrap_or_default();
+            async move { text }
+        }),
+    );
+    axum::serve(listener, app).await
+}
+
+/// Binds the metrics address.
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await
+}

@@ -1,0 +1,360 @@
+//! Client messages turned into checked domain values at the boundary.
+
+use std::time::Duration;
+
+use emergo_proto::v1 as pb;
+use emergo_rules::{Game, GameError, Move};
+
+use crate::config::ServerConfig;
+use crate::error::ServiceError;
+
+/// Most moves a position may carry after its FEN.
+pub const MAX_MOVES: usize = 2_000;
+/// Longest FEN accepted (the longest valid one is far shorter).
+pub const MAX_FEN_LEN: usize = 256;
+/// Longest game id.
+pub const MAX_GAME_ID_LEN: usize = 128;
+/// Most root moves with a principal variation.
+pub const MAX_MULTI_PV: u32 = 64;
+/// Longest principal variation.
+pub const MAX_PV_LEN: u32 = 128;
+/// Default principal-variation length.
+pub const DEFAULT_PV_LEN: usize = 16;
+/// Default and bounds of the report interval.
+pub const DEFAULT_REPORT_MS: u32 = 500;
+/// Shortest report interval.
+pub const MIN_REPORT_MS: u32 = 50;
+/// Longest report interval.
+pub const MAX_REPORT_MS: u32 = 60_000;
+
+/// A position as the client gave it (FEN + moves), checked and played out.
+#[derive(Clone, Debug)]
+pub struct ClientPosition {
+    /// The FEN as given.
+    pub fen: String,
+    /// The moves, parsed and legal.
+    pub moves: Vec<Move>,
+    /// The game after the moves (repetition history included).
+    pub game: Game,
+}
+
+/// Parses a FEN and a move list, naming the offending field on error.
+pub fn parse_position(
+    fen: &str,
+    moves: &[String],
+    prefix: &str,
+) -> Result<ClientPosition, ServiceError> {
+    if fen.is_empty() {
+        return Err(ServiceError::invalid(
+            format!("{prefix}fen"),
+            "required (e.g. \"9/9/9/9/9/9/9/9/9 w 0 12,12\")",
+        ));
+    }
+    if fen.len() > MAX_FEN_LEN {
+        return Err(ServiceError::invalid(
+            format!("{prefix}fen"),
+            format!("{} bytes is too long for a FEN", fen.len()),
+        ));
+    }
+    if moves.len() > MAX_MOVES {
+        return Err(ServiceError::out_of_range(
+            format!("{prefix}moves"),
+            format!("{} moves, at most {MAX_MOVES} are accepted", moves.len()),
+        ));
+    }
+    let game = Game::from_fen_and_moves(fen, moves).map_err(|e| match e {
+        GameError::Fen(e) => ServiceError::invalid(format!("{prefix}fen"), e),
+        GameError::Notation { index, error, .. } => {
+            ServiceError::invalid(format!("{prefix}moves[{index}]"), error)
+        }
+        GameError::Illegal { index, error } => {
+            ServiceError::invalid(format!("{prefix}moves[{index}]"), error)
+        }
+    })?;
+    Ok(ClientPosition {
+        fen: fen.to_owned(),
+        moves: game.moves().to_vec(),
+        game,
+    })
+}
+
+/// A validated search request (Analyze or BestMove).
+#[derive(Clone, Debug)]
+pub struct SearchJob {
+    /// The position.
+    pub position: ClientPosition,
+    /// Time budget, already clipped to the server cap.
+    pub max_time: Option<Duration>,
+    /// Playout budget, already clipped to the server cap.
+    pub max_playouts: Option<u64>,
+    /// Threads to use.
+    pub threads: usize,
+    /// Root moves with a PV.
+    pub multi_pv: usize,
+    /// PV length.
+    pub pv_len: usize,
+    /// Seed (0 = pick one).
+    pub seed: u64,
+    /// Game id for tree reuse.
+    pub game_id: Option<String>,
+    /// Restriction of root moves (empty = all).
+    pub root_moves: Vec<Move>,
+    /// Analysis mode: no early stop once the best move is settled.
+    pub exhaustive: bool,
+    /// Interval between streamed updates.
+    pub report_interval: Duration,
+}
+
+impl SearchJob {
+    /// Checks an Analyze/BestMove request against the server's caps.
+    pub fn from_parts(
+        position: Option<&pb::Position>,
+        limits: Option<&pb::Limits>,
+        options: Option<&pb::SearchOptions>,
+        report_interval_ms: u32,
+        config: &ServerConfig,
+    ) -> Result<SearchJob, ServiceError> {
+        let position = position.ok_or_else(|| ServiceError::invalid("position", "required"))?;
+        let position = parse_position(&position.fen, &position.moves, "position.")?;
+
+        let limits = limits.ok_or_else(|| {
+            ServiceError::invalid("limits", "required: set max_time_ms and/or max_playouts")
+        })?;
+        if limits.max_time_ms.is_none() && limits.max_playouts.is_none() {
+            return Err(ServiceError::invalid(
+                "limits",
+                "set max_time_ms and/or max_playouts",
+            ));
+        }
+        let max_time = match limits.max_time_ms {
+            Some(0) => {
+                return Err(ServiceError::invalid(
+                    "limits.max_time_ms",
+                    "must be at least 1",
+                ));
+            }
+            Some(ms) => Some(Duration::from_millis(u64::from(ms.min(config.max_time_ms)))),
+            None => None,
+        };
+        let max_playouts = match limits.max_playouts {
+            Some(0) => {
+                return Err(ServiceError::invalid(
+                    "limits.max_playouts",
+                    "must be at least 1",
+                ));
+            }
+            Some(n) => Some(n.min(config.max_playouts)),
+            None => None,
+        };
+        // Without a time limit the playout cap still bounds the search, and so does the cap on
+        // time: a playout-only request never runs longer than max_time_ms.
+        let max_time = max_time.or(Some(Duration::from_millis(u64::from(config.max_time_ms))));
+
+        let default_options = pb::SearchOptions::default();
+        let o = options.unwrap_or(&default_options);
+        let cap = config.threads_per_request();
+        let threads = o.threads.max(1) as usize;
+        if threads > cap {
+            return Err(ServiceError::invalid(
+                "options.threads",
+                format!("{threads} requested, this server allows at most {cap} per request"),
+            ));
+        }
+        if o.multi_pv > MAX_MULTI_PV {
+            return Err(ServiceError::invalid(
+                "options.multi_pv",
+                format!("{} is more than {MAX_MULTI_PV}", o.multi_pv),
+            ));
+        }
+        if o.pv_length > MAX_PV_LEN {
+            return Err(ServiceError::invalid(
+                "options.pv_length",
+                format!("{} is more than {MAX_PV_LEN}", o.pv_length),
+            ));
+        }
+        if o.game_id.len() > MAX_GAME_ID_LEN {
+            return Err(ServiceError::invalid(
+                "options.game_id",
+                format!("{} bytes, at most {MAX_GAME_ID_LEN}", o.game_id.len()),
+            ));
+        }
+        let legal = position.game.legal_moves();
+        let mut root_moves = Vec::new();
+        for (i, text) in o.root_moves.iter().enumerate() {
+            let field = format!("options.root_moves[{i}]");
+            let mv: Move = text.parse().map_err(|e| ServiceError::invalid(&field, e))?;
+            if !legal.contains(mv) {
+                let why = position
+                    .game
+                    .position()
+                    .play(mv)
+                    .err()
+                    .map_or_else(|| "not legal here".to_owned(), |e| e.to_string());
+                return Err(ServiceError::invalid(&field, why));
+            }
+            if !root_moves.contains(&mv) {
+                root_moves.push(mv);
+            }
+        }
+        let report_ms = match report_interval_ms {
+            0 => DEFAULT_REPORT_MS,
+            ms if (MIN_REPORT_MS..=MAX_REPORT_MS).contains(&ms) => ms,
+            ms => {
+                return Err(ServiceError::invalid(
+                    "report_interval_ms",
+                    format!("{ms} is outside {MIN_REPORT_MS}..{MAX_REPORT_MS}"),
+                ));
+            }
+        };
+        Ok(SearchJob {
+            position,
+            max_time,
+            max_playouts,
+            threads,
+            multi_pv: o.multi_pv.max(1) as usize,
+            pv_len: if o.pv_length == 0 {
+                DEFAULT_PV_LEN
+            } else {
+                o.pv_length as usize
+            },
+            seed: o.seed,
+            game_id: (!o.game_id.is_empty()).then(|| o.game_id.clone()),
+            root_moves,
+            exhaustive: o.exhaustive,
+            report_interval: Duration::from_millis(u64::from(report_ms)),
+        })
+    }
+}
+
+/// Reads the client's gRPC deadline from the `grpc-timeout` header (e.g. `1500m`).
+pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
+    let v = metadata.get("grpc-timeout")?.to_str().ok()?;
+    if v.len() < 2 {
+        return None;
+    }
+    let (digits, unit) = v.split_at(v.len() - 1);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(limits: pb::Limits, options: pb::SearchOptions) -> Result<SearchJob, ServiceError> {
+        let pos = pb::Position {
+            fen: "9/9/9/9/9/9/9/9/9 w 0 12,12".into(),
+            moves: vec!["a1".into()],
+        };
+        SearchJob::from_parts(
+            Some(&pos),
+            Some(&limits),
+            Some(&options),
+            0,
+            &ServerConfig {
+                threads: 2,
+                ..ServerConfig::default()
+            },
+        )
+    }
+
+    #[test]
+    fn limits_are_checked_and_clipped() {
+        let none = pb::Limits::default();
+        assert!(
+            job(none, Default::default())
+                .unwrap_err()
+                .to_string()
+                .starts_with("limits:")
+        );
+        let zero = pb::Limits {
+            max_time_ms: Some(0),
+            max_playouts: None,
+        };
+        assert_eq!(
+            job(zero, Default::default()).unwrap_err().code(),
+            tonic::Code::InvalidArgument
+        );
+        let huge = pb::Limits {
+            max_time_ms: None,
+            max_playouts: Some(u64::MAX),
+        };
+        let j = job(huge, Default::default()).unwrap();
+        assert_eq!(j.max_playouts, Some(ServerConfig::default().max_playouts));
+        assert_eq!(j.max_time, Some(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let l = pb::Limits {
+            max_time_ms: Some(100),
+            max_playouts: None,
+        };
+        let e = job(
+            l,
+            pb::SearchOptions {
+                threads: 64,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "options.threads: 64 requested, this server allows at most 2 per request"
+        );
+        let e = job(
+            l,
+            pb::SearchOptions {
+                root_moves: vec!["a1".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("options.root_moves[0]: a1: a1 is occupied"),
+            "{e}"
+        );
+        let j = job(
+            l,
+            pb::SearchOptions {
+                root_moves: vec!["c3".into(), "c3".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(j.root_moves.len(), 1);
+    }
+
+    #[test]
+    fn positions_name_the_bad_move() {
+        let e = parse_position(
+            "9/9/9/9/9/9/9/9/9 w 0 12,12",
+            &["a1".into(), "a1".into()],
+            "position.",
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "position.moves[1]: a1: a1 is occupied");
+        let e = parse_position("", &[], "position.").unwrap_err();
+        assert!(e.to_string().starts_with("position.fen: required"));
+    }
+
+    #[test]
+    fn grpc_timeout_header() {
+        let mut m = tonic::metadata::MetadataMap::new();
+        m.insert("grpc-timeout", "1500m".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), Some(Duration::from_millis(1500)));
+        m.insert("grpc-timeout", "2S".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), Some(Duration::from_secs(2)));
+        m.insert("grpc-timeout", "x".parse().unwrap());
+        assert_eq!(grpc_timeout(&m), None);
+    }
+}

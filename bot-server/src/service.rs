@@ -1,0 +1,260 @@
+//! The gRPC service: each RPC validates its request, then calls the engine or the rules core.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use emergo_proto::v1 as pb;
+use emergo_proto::v1::emergo_bot_server::EmergoBot;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use crate::convert;
+use crate::error::ServiceError;
+use crate::request::{self, SearchJob, parse_position};
+use crate::runner::{Engine, UpdateResult};
+
+/// Version of the rules this server implements.
+pub const RULES_VERSION: &str = "emergo-bot RULES.md (vchess EmergoRules a9e2eed0 + authors' draws; automatic threefold repetition)";
+/// Version of the move notation.
+pub const NOTATION: &str = "emergo-bot v1: entry e5, step c3-d4, capture chain c3xe5xc7";
+
+/// The `emergo.bot.v1.EmergoBot` service.
+#[derive(Clone)]
+pub struct BotService {
+    engine: Arc<Engine>,
+}
+
+impl BotService {
+    /// A service over `engine`.
+    pub fn new(engine: Arc<Engine>) -> BotService {
+        BotService { engine }
+    }
+}
+
+fn deadline_of<T>(req: &Request<T>) -> Option<Instant> {
+    request::grpc_timeout(req.metadata()).map(|d| Instant::now() + d)
+}
+
+/// Records the RPC's outcome in the metrics and the log.
+fn finish<T>(rpc: &'static str, started: Instant, r: Result<T, ServiceError>) -> Result<T, Status> {
+    let code = r.as_ref().map_or_else(|e| e.code(), |_| tonic::Code::Ok);
+    crate::metrics::request(rpc, code, started.elapsed());
+    match &r {
+        Ok(_) => tracing::info!(
+            code = crate::metrics::code_name(code),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "done"
+        ),
+        Err(e) => tracing::info!(code = crate::metrics::code_name(code), error = %e, "refused"),
+    }
+    r.map_err(Status::from)
+}
+
+fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tracing::info_span!("request", rpc, request_id = id, game_id = %game_id)
+}
+
+#[tonic::async_trait]
+impl EmergoBot for BotService {
+    type AnalyzeStream = ReceiverStream<UpdateResult>;
+
+    async fn analyze(
+        &self,
+        req: Request<pb::AnalyzeRequest>,
+    ) -> Result<Response<Self::AnalyzeStream>, Status> {
+        let started = Instant::now();
+        let deadline = deadline_of(&req);
+        let r = req.into_inner();
+        let game_id = r
+            .options
+            .as_ref()
+            .map(|o| o.game_id.clone())
+            .unwrap_or_default();
+        let span = request_span("Analyze", &game_id);
+        let job = span.in_scope(|| {
+            let job = SearchJob::from_parts(
+                r.position.as_ref(),
+                r.limits.as_ref(),
+                r.options.as_ref(),
+                r.report_interval_ms,
+                &self.engine.config,
+            );
+            if let Ok(j) = &job {
+                tracing::info!(
+                    max_time_ms = j.max_time.map(|t| t.as_millis() as u64),
+                    max_playouts = j.max_playouts,
+                    threads = j.threads,
+                    "analyze"
+                );
+            }
+            job
+        });
+        let job = match job {
+            Ok(job) => job,
+            Err(e) => return span.in_scope(|| finish("Analyze", started, Err(e))),
+        };
+        let (tx, rx) = mpsc::channel(16);
+        let engine = self.engine.clone();
+        tokio::spawn(
+            async move {
+                let result = engine.search(job, deadline, Some(tx.clone())).await;
+                let item = finish("Analyze", started, result);
+                // The client may be gone; then there is nobody to tell.
+                let _ = tx.send(item).await;
+            }
+            .instrument(span),
+        );
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn best_move(
+        &self,
+        req: Request<pb::BestMoveRequest>,
+    ) -> Result<Response<pb::BestMoveResponse>, Status> {
+        let started = Instant::now();
+        let deadline = deadline_of(&req);
+        let r = req.into_inner();
+        let game_id = r
+            .options
+            .as_ref()
+            .map(|o| o.game_id.clone())
+            .unwrap_or_default();
+        let span = request_span("BestMove", &game_id);
+        async {
+            let result = async {
+                let job = SearchJob::from_parts(r.position.as_ref(), r.limits.as_ref(), r.options.as_ref(), 0, &self.engine.config)?;
+                tracing::info!(max_time_ms = job.max_time.map(|t| t.as_millis() as u64), max_playouts = job.max_playouts, threads = job.threads, "bestmove");
+                let update = self.engine.search(job, deadline, None).await?;
+                tracing::info!(best_move = %update.best_move, playouts = update.stats.as_ref().map_or(0, |s| s.playouts), "result");
+                Ok(pb::BestMoveResponse {
+                    best_move: update.best_move.clone(),
+                    analysis: Some(update),
+                })
+            }
+            .await;
+            finish("BestMove", started, result).map(Response::new)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn legal_moves(
+        &self,
+        req: Request<pb::LegalMovesRequest>,
+    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+        let started = Instant::now();
+        let r = req.into_inner();
+        let result = (|| {
+            let p = r
+                .position
+                .as_ref()
+                .ok_or_else(|| ServiceError::invalid("position", "required"))?;
+            let cp = parse_position(&p.fen, &p.moves, "position.")?;
+            let pos = *cp.game.position();
+            let mut moves: Vec<pb::LegalMove> = cp
+                .game
+                .legal_moves()
+                .iter()
+                .map(|&m| {
+                    let mut next = pos;
+                    next.play_unchecked(m);
+                    pb::LegalMove {
+                        r#move: m.to_string(),
+                        fen_after: next.to_string(),
+                    }
+                })
+                .collect();
+            moves.sort_by(|a, b| a.r#move.cmp(&b.r#move));
+            Ok(pb::LegalMovesResponse {
+                fen: pos.to_string(),
+                moves,
+                status: Some(convert::status(cp.game.outcome())),
+            })
+        })();
+        finish("LegalMoves", started, result).map(Response::new)
+    }
+
+    async fn apply_moves(
+        &self,
+        req: Request<pb::ApplyMovesRequest>,
+    ) -> Result<Response<pb::ApplyMovesResponse>, Status> {
+        let started = Instant::now();
+        let r = req.into_inner();
+        let result = (|| {
+            // Check the FEN and the size first: those are request errors, not move errors.
+            let start = parse_position(&r.fen, &[], "")?;
+            if r.moves.len() > request::MAX_MOVES {
+                return Err(ServiceError::out_of_range(
+                    "moves",
+                    format!(
+                        "{} moves, at most {} are accepted",
+                        r.moves.len(),
+                        request::MAX_MOVES
+                    ),
+                ));
+            }
+            let mut game = start.game;
+            for (i, text) in r.moves.iter().enumerate() {
+                if let Err(e) = game.play_str(text) {
+                    let error = match e {
+                        emergo_rules::GameError::Notation { error, .. } => error.to_string(),
+                        emergo_rules::GameError::Illegal { error, .. } => error.to_string(),
+                        emergo_rules::GameError::Fen(error) => error.to_string(),
+                    };
+                    return Ok(pb::ApplyMovesResponse {
+                        ok: false,
+                        fen: game.position().to_string(),
+                        status: Some(convert::status(game.outcome())),
+                        error_index: i as u32,
+                        error,
+                    });
+                }
+            }
+            Ok(pb::ApplyMovesResponse {
+                ok: true,
+                fen: game.position().to_string(),
+                status: Some(convert::status(game.outcome())),
+                error_index: 0,
+                error: String::new(),
+            })
+        })();
+        finish("ApplyMoves", started, result).map(Response::new)
+    }
+
+    async fn server_info(
+        &self,
+        _req: Request<pb::ServerInfoRequest>,
+    ) -> Result<Response<pb::ServerInfoResponse>, Status> {
+        let started = Instant::now();
+        let e = &self.engine;
+        let c = &e.config;
+        let info = pb::ServerInfoResponse {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            rules_version: RULES_VERSION.to_owned(),
+            notation: NOTATION.to_owned(),
+            limits: Some(pb::ServerLimits {
+                max_threads_per_request: c.threads_per_request() as u32,
+                thread_budget: c.thread_budget() as u32,
+                max_time_ms: c.max_time_ms,
+                max_playouts: c.max_playouts,
+                max_nodes: c.max_nodes as u64,
+                max_queue: c.max_queue as u32,
+                max_queue_wait_ms: c.max_queue_wait_ms.min(u64::from(u32::MAX)) as u32,
+            }),
+            load: Some(pb::ServerLoad {
+                running_searches: e.running_searches() as u32,
+                threads_in_use: e.admission.threads_in_use() as u32,
+                queued_requests: e.admission.queued() as u32,
+                kept_games: e.games.len() as u32,
+                searches_completed: e.completed(),
+                requests_refused: e.admission.refused(),
+            }),
+            replica: c.replica_name(),
+        };
+        finish("ServerInfo", started, Ok(info)).map(Response::new)
+    }
+}

@@ -1,0 +1,15 @@
+//! The emergo-bot gRPC contract, package `emergo.bot.v1` (`proto/emergo/bot/v1/bot.proto`).
+//!
+//! Generated at build time by protox + tonic-prost-build, so no system `protoc` is needed.
+//! [`v1::emergo_bot_client::EmergoBotClient`] is the client, [`v1::emergo_bot_server`] the
+//! server side, and [`FILE_DESCRIPTOR_SET`] feeds gRPC server reflection.
+
+/// Generated messages and services of `emergo.bot.v1`.
+#[allow(missing_docs, clippy::all)]
+pub mod v1 {
+    tonic::include_proto!("emergo.bot.v1");
+}
+
+/// The encoded `FileDescriptorSet` of the contract, for tonic-reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/emergo_bot_v1_descriptor.bin"));
