@@ -101,13 +101,7 @@ impl EmergoState {
     }
 
     fn material_value_for_white(pos: &Position) -> f32 {
-        let controlled = |p: Player| {
-            let on_board: u32 = emergo_rules::Square::iter_bits(pos.units_of(p))
-                .filter_map(|sq| pos.unit_at(sq))
-                .map(|u| u32::from(u.controllers))
-                .sum();
-            (on_board + u32::from(pos.in_hand(p))) as f32
-        };
+        let controlled = |p: Player| pos.controlled_men(p) as f32;
         let (w, b) = (controlled(Player::White), controlled(Player::Black));
         // Full material swing maps to 0.25..0.75.
         0.5 + 0.25 * (w - b) / (w + b).max(1.0)

@@ -61,11 +61,13 @@ impl GameStore {
         entries.remove(i).map(|(_, g)| g)
     }
 
-    /// Parks a tree as the most recently used, dropping old ones beyond the bounds. Dropping a
-    /// large tree frees memory, so it happens outside the lock.
-    pub fn put(&self, id: String, game: KeptGame) {
+    /// Parks a tree as the most recently used, evicting old ones beyond the bounds. The evicted
+    /// trees (or `game` itself, if it cannot be kept) are returned: freeing a large tree takes
+    /// milliseconds, so the caller drops them when it suits it, and never under the lock.
+    #[must_use = "dropping the evicted trees frees their memory; do it off the async runtime"]
+    pub fn put(&self, id: String, game: KeptGame) -> Vec<Search<EmergoState>> {
         if self.max_games == 0 || game.search.node_count() > self.max_nodes {
-            return;
+            return vec![game.search];
         }
         let mut evicted = Vec::new();
         {
@@ -83,7 +85,7 @@ impl GameStore {
                 evicted.push(old);
             }
         }
-        drop(evicted);
+        evicted.into_iter().map(|(_, g)| g.search).collect()
     }
 
     /// Number of kept games.

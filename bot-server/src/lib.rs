@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod games;
 pub mod metrics;
+pub mod players;
 pub mod request;
 pub mod runner;
 pub mod server;

@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use emergo_mcts::{Search, SearchParams, Snapshot, StopReason as MctsStop};
+use emergo_mcts::{Search, SearchParams, StopReason as MctsStop};
 use emergo_proto::v1 as pb;
-use emergo_rules::Move;
 use tokio::sync::{mpsc, oneshot};
 use tonic::Status;
 
@@ -115,12 +114,6 @@ impl Drop for Running {
         self.engine.lock_active().remove(&self.id);
         crate::metrics::running_searches(self.engine.running_searches());
     }
-}
-
-/// What the search leaves behind for the async side.
-struct Finished {
-    search: Search<EmergoState>,
-    snapshot: Snapshot<Move>,
 }
 
 impl Engine {
@@ -237,10 +230,7 @@ impl Engine {
             smart_pruning: !job.exhaustive,
             ..SearchParams::default()
         };
-        let mut search = self.reuse_or_new(&job, state, params);
-
         let ctl = Arc::new(StopControl::new());
-        search.set_stop_flag(ctl.flag.clone());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.lock_active().insert(id, ctl.clone());
         crate::metrics::running_searches(self.running_searches());
@@ -257,11 +247,19 @@ impl Engine {
         let interval = job.report_interval;
         let thread_updates = updates.clone();
         let thread_ctl = ctl.clone();
-        let fen_for_updates = fen_now.clone();
+        let engine = self.clone();
+        let fen = fen_now.clone();
+        // The supervisor does all the heavy lifting off the runtime: it waits for the search,
+        // builds the final update, and parks (or drops: big trees take milliseconds to free) the
+        // tree.
         std::thread::Builder::new()
             .name(format!("search-{id}"))
             .spawn(move || {
                 let _running = running;
+                // Advancing a kept tree copies it, and a mismatched one must be freed: both
+                // take time, so they happen here rather than on the runtime.
+                let mut search = engine.reuse_or_new(&job, state, params);
+                search.set_stop_flag(thread_ctl.flag.clone());
                 let handle = search.start();
                 loop {
                     let wait = if thread_updates.is_some() {
@@ -273,20 +271,40 @@ impl Engine {
                         break;
                     }
                     if let Some(tx) = &thread_updates {
-                        let update = convert::update(
-                            &handle.snapshot(),
-                            &fen_for_updates,
-                            threads,
-                            false,
-                            None,
-                        );
+                        let update =
+                            convert::update(&handle.snapshot(), &fen, threads, false, None);
                         if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(Ok(update)) {
                             thread_ctl.stop(StopCause::Cancelled);
                         }
                     }
                 }
                 let (search, snapshot) = handle.wait();
-                let _ = done_tx.send(Finished { search, snapshot });
+                let reason = match snapshot.stop_reason {
+                    Some(MctsStop::Time) if deadline_limited => pb::StopReason::Deadline,
+                    Some(MctsStop::Stopped) => match thread_ctl.cause() {
+                        StopCause::Shutdown => pb::StopReason::Shutdown,
+                        _ => pb::StopReason::Cancelled,
+                    },
+                    other => convert::stop_reason(other),
+                };
+                let update = convert::update(&snapshot, &fen, threads, true, Some(reason));
+                engine.completed.fetch_add(1, Ordering::Relaxed);
+                crate::metrics::search_finished(snapshot.playouts, snapshot.playouts_per_second);
+                // Park the tree before answering, so that the game's next request finds it; drop
+                // whatever that evicts (or the tree itself) after answering.
+                let garbage = match (job.game_id, job.root_moves.is_empty()) {
+                    (Some(id), true) => engine.games.put(
+                        id,
+                        KeptGame {
+                            fen: job.position.fen,
+                            moves: job.position.moves,
+                            search,
+                        },
+                    ),
+                    _ => vec![search],
+                };
+                let _ = done_tx.send(update);
+                drop(garbage);
             })
             .map_err(|e| ServiceError::Internal(format!("cannot start a search thread: {e}")))?;
 
@@ -306,33 +324,7 @@ impl Engine {
             None => done_rx.await,
         };
         guard.armed = false;
-        let Finished { search, snapshot } =
-            finished.map_err(|_| ServiceError::Internal("the search thread failed".to_owned()))?;
-
-        let reason = match snapshot.stop_reason {
-            Some(MctsStop::Time) if deadline_limited => pb::StopReason::Deadline,
-            Some(MctsStop::Stopped) => match ctl.cause() {
-                StopCause::Shutdown => pb::StopReason::Shutdown,
-                _ => pb::StopReason::Cancelled,
-            },
-            other => convert::stop_reason(other),
-        };
-        let update = convert::update(&snapshot, &fen_now, threads, true, Some(reason));
-        self.completed.fetch_add(1, Ordering::Relaxed);
-        crate::metrics::search_finished(snapshot.playouts, snapshot.playouts_per_second);
-        if let Some(id) = job.game_id.clone() {
-            if job.root_moves.is_empty() {
-                self.games.put(
-                    id,
-                    KeptGame {
-                        fen: job.position.fen.clone(),
-                        moves: job.position.moves.clone(),
-                        search,
-                    },
-                );
-            }
-        }
-        Ok(update)
+        finished.map_err(|_| ServiceError::Internal("the search thread failed".to_owned()))
     }
 
     /// The kept tree of the job's game advanced to its position, or a fresh search.
@@ -350,6 +342,7 @@ impl Engine {
                     search.set_params(params);
                     return search;
                 }
+                // A different line of play: the kept tree is of no use.
             }
         }
         Search::new(state, params)

@@ -120,10 +120,23 @@ pub async fn run_with_engine(
         .add_service(tonic::service::interceptor::InterceptedService::new(
             bot, auth,
         ))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), on_shutdown)
+        .serve_with_incoming_shutdown(incoming(listener), on_shutdown)
         .await?;
     engine.games.clear();
     Ok(())
+}
+
+/// Accepted connections with Nagle's algorithm off: replies are small writes (headers, message,
+/// trailers), and with Nagle on, each reply waits out the peer's delayed ACK (about 40 ms).
+fn incoming(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt;
+    TcpListenerStream::new(listener).map(|conn| {
+        let conn = conn?;
+        conn.set_nodelay(true)?;
+        Ok(conn)
+    })
 }
 
 /// Resolves on SIGINT or SIGTERM.

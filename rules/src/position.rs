@@ -133,6 +133,15 @@ impl Position {
             .sum()
     }
 
+    /// Men `player` still commands: controllers of its units plus men in hand (the men that are
+    /// not prisoners). A cheap material measure for evaluation.
+    pub fn controlled_men(&self, player: Player) -> u32 {
+        let on_board: u32 = crate::square::Square::iter_bits(self.units_of(player))
+            .map(|sq| u32::from(self.cells[sq.index()].controllers()))
+            .sum();
+        on_board + u32::from(self.in_hand(player))
+    }
+
     #[inline]
     pub(crate) fn cells(&self) -> &[Cell; NUM_SQUARES] {
         &self.cells

@@ -147,3 +147,25 @@ fn show_draws_the_board() {
     assert!(out.contains("Black to move"), "{out}");
     assert!(out.contains("Game over: 1-0 (no-units)"), "{out}");
 }
+
+#[test]
+fn bench_search_json_reports_tree_figures() {
+    let out = stdout(&emergo(&[
+        "bench",
+        "--search",
+        "--seconds",
+        "0.3",
+        "--threads",
+        "2",
+        "--nodes",
+        "50000",
+        "--json",
+    ]));
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["threads"], 2);
+    assert!(v["playouts_per_second"].as_f64().unwrap() > 0.0);
+    assert!(v["nodes"].as_u64().unwrap() <= 50_000);
+    assert!(v["bytes_per_node"].as_u64().unwrap() >= 16);
+    let best = v["best_move"].as_str().unwrap();
+    assert!(!best.is_empty() && best != "e5", "{best}");
+}

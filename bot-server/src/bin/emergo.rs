@@ -61,6 +61,12 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Benchmark the MCTS search (tree included) instead of raw playouts.
+        #[arg(long)]
+        search: bool,
+        /// With --search: the node cap of the tree.
+        #[arg(long, default_value_t = 2_000_000)]
+        nodes: usize,
     },
     /// Draw a position as a text diagram with stacks, men in hand and the side to move.
     Show {
@@ -125,12 +131,53 @@ fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
             threads,
             seed,
             json,
+            search,
+            nodes,
         } => {
             if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
                 return Err("--seconds must be between 0 and 3600".into());
             }
             if threads == 0 || threads > 1024 {
                 return Err("--threads must be between 1 and 1024".into());
+            }
+            if search {
+                if nodes == 0 || nodes > 200_000_000 {
+                    return Err("--nodes must be between 1 and 200000000".into());
+                }
+                let r = bench::search(Duration::from_secs_f64(seconds), threads, seed, nodes);
+                if json {
+                    writeln!(out, "{}", serde_json::to_string(&r)?)?;
+                } else {
+                    writeln!(
+                        out,
+                        "search: {} playouts in {:.2} s on {} thread(s): {:.0} playouts/s = {:.1}% of raw ({:.0}/s)",
+                        r.playouts,
+                        r.seconds,
+                        r.threads,
+                        r.playouts_per_second,
+                        100.0 * r.search_to_raw,
+                        r.raw_playouts_per_second
+                    )?;
+                    writeln!(
+                        out,
+                        "tree: {} nodes x {} bytes = {:.1} MiB{}; peak RSS {}; max depth {}; best move {}",
+                        r.nodes,
+                        r.bytes_per_node,
+                        r.tree_bytes as f64 / 1048576.0,
+                        if r.node_cap_reached {
+                            " (node cap reached)"
+                        } else {
+                            ""
+                        },
+                        r.peak_rss_bytes.map_or("n/a".to_owned(), |b| format!(
+                            "{:.1} MiB",
+                            b as f64 / 1048576.0
+                        )),
+                        r.max_depth,
+                        r.best_move
+                    )?;
+                }
+                return Ok(out.flush()?);
             }
             let r = bench::playouts(Duration::from_secs_f64(seconds), threads, seed);
             if json {

@@ -105,3 +105,77 @@ pub fn playouts(duration: Duration, threads: usize, seed: u64) -> PlayoutBench {
         unfinished: total.unfinished as f64 / n,
     }
 }
+
+/// Figures from an MCTS search benchmark.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SearchBench {
+    /// Search threads.
+    pub threads: usize,
+    /// Seconds searched.
+    pub seconds: f64,
+    /// Playouts completed by the search.
+    pub playouts: u64,
+    /// Search playouts per second (all threads).
+    pub playouts_per_second: f64,
+    /// Raw random playouts per second of the rules core on as many threads, measured just before.
+    pub raw_playouts_per_second: f64,
+    /// `playouts_per_second / raw_playouts_per_second`: the share left after tree overhead.
+    pub search_to_raw: f64,
+    /// Nodes in the tree at the end.
+    pub nodes: usize,
+    /// Whether the node cap was reached.
+    pub node_cap_reached: bool,
+    /// Bytes per tree node (children included).
+    pub bytes_per_node: usize,
+    /// Tree memory: nodes × bytes per node.
+    pub tree_bytes: usize,
+    /// Peak resident memory of this process (VmHWM), when the OS reports it.
+    pub peak_rss_bytes: Option<u64>,
+    /// Deepest node.
+    pub max_depth: u32,
+    /// The search's best move.
+    pub best_move: String,
+}
+
+/// Peak resident set size of this process, from `/proc/self/status` (Linux).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Searches the initial position for `duration` on `threads` threads (no early stop), with a
+/// tree of at most `max_nodes` nodes, after measuring the raw playout rate for comparison.
+pub fn search(duration: Duration, threads: usize, seed: u64, max_nodes: usize) -> SearchBench {
+    use emergo_mcts::{Search, SearchParams};
+
+    let threads = threads.max(1);
+    let raw = playouts(duration.min(Duration::from_secs(2)), threads, seed);
+    let params = SearchParams {
+        threads,
+        seed,
+        max_time: Some(duration),
+        max_nodes,
+        smart_pruning: false,
+        ..SearchParams::default()
+    };
+    let mut search = Search::new(crate::engine::EmergoState::new(Position::initial()), params);
+    let s = search.run();
+    let bytes_per_node = Search::<crate::engine::EmergoState>::bytes_per_node();
+    SearchBench {
+        threads,
+        seconds: s.elapsed.as_secs_f64(),
+        playouts: s.playouts,
+        playouts_per_second: s.playouts_per_second,
+        raw_playouts_per_second: raw.playouts_per_second,
+        search_to_raw: s.playouts_per_second / raw.playouts_per_second.max(1e-9),
+        nodes: s.nodes,
+        node_cap_reached: s.node_cap_reached,
+        bytes_per_node,
+        tree_bytes: s.nodes * bytes_per_node,
+        peak_rss_bytes: peak_rss_bytes(),
+        max_depth: s.max_depth,
+        best_move: s.best_move.map(|m| m.to_string()).unwrap_or_default(),
+    }
+}

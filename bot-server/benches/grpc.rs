@@ -1,0 +1,132 @@
+//! gRPC overhead, measured: playouts of a 1 s Analyze over loopback against the same search
+//! in-process, and BestMove latency over its time budget on an idle server.
+//!
+//! `cargo bench -p emergo-bot-server --bench grpc` prints the figures (no timing assertions).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use emergo_bot_server::config::ServerConfig;
+use emergo_bot_server::engine::EmergoState;
+use emergo_bot_server::runner::Engine;
+use emergo_mcts::{Search, SearchParams};
+use emergo_proto::v1 as pb;
+use emergo_rules::Position;
+
+const INITIAL: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+
+fn in_process(ms: u64) -> u64 {
+    let params = SearchParams {
+        threads: 1,
+        seed: 1,
+        max_time: Some(Duration::from_millis(ms)),
+        smart_pruning: false,
+        ..SearchParams::default()
+    };
+    Search::new(EmergoState::new(Position::initial()), params)
+        .run()
+        .playouts
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let engine = Arc::new(Engine::new(ServerConfig {
+        threads: 2,
+        ..ServerConfig::default()
+    }));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(emergo_bot_server::server::run_with_engine(
+        listener,
+        engine,
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut client = pb::emergo_bot_client::EmergoBotClient::connect(url)
+        .await
+        .unwrap();
+
+    let rounds = 3;
+    let (mut grpc, mut local) = (0u64, 0u64);
+    for _ in 0..rounds {
+        let mut stream = client
+            .analyze(pb::AnalyzeRequest {
+                position: Some(pb::Position {
+                    fen: INITIAL.into(),
+                    moves: vec![],
+                }),
+                limits: Some(pb::Limits {
+                    max_time_ms: Some(1_000),
+                    max_playouts: None,
+                }),
+                options: Some(pb::SearchOptions {
+                    threads: 1,
+                    seed: 1,
+                    exhaustive: true,
+                    ..Default::default()
+                }),
+                report_interval_ms: 100,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut last = None;
+        while let Some(u) = stream.message().await.unwrap() {
+            last = Some(u);
+        }
+        let played = last.and_then(|u| u.stats).map_or(0, |s| s.playouts);
+        assert!(played > 0);
+        grpc += played;
+        local += tokio::task::spawn_blocking(|| in_process(1_000))
+            .await
+            .unwrap();
+    }
+    println!(
+        "1 s search, 1 thread, mean of {rounds}: gRPC Analyze {} playouts, in-process {} playouts: {:.1}%",
+        grpc / rounds,
+        local / rounds,
+        100.0 * grpc as f64 / local as f64
+    );
+
+    let budget = Duration::from_millis(100);
+    let mut over = Vec::new();
+    for i in 0..40 {
+        let started = Instant::now();
+        let r = client
+            .best_move(pb::BestMoveRequest {
+                position: Some(pb::Position {
+                    fen: INITIAL.into(),
+                    moves: vec!["a1".into()],
+                }),
+                limits: Some(pb::Limits {
+                    max_time_ms: Some(budget.as_millis() as u32),
+                    max_playouts: None,
+                }),
+                options: Some(pb::SearchOptions {
+                    seed: i + 1,
+                    exhaustive: true,
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(!r.best_move.is_empty());
+        over.push(started.elapsed().saturating_sub(budget));
+    }
+    over.sort();
+    println!(
+        "BestMove with a 100 ms budget, idle server, 40 calls: latency over budget p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        percentile(&over, 0.5).as_secs_f64() * 1e3,
+        percentile(&over, 0.99).as_secs_f64() * 1e3,
+        over[over.len() - 1].as_secs_f64() * 1e3
+    );
+    let _ = stop.send(());
+    let _ = server.await;
+}

@@ -1,0 +1,247 @@
+//! Players that choose moves in-process: uniform random, greedy (most prisoners now) and MCTS.
+//! Used by `emergo arena`-style matches and by the strength tests.
+
+use std::time::Duration;
+
+use emergo_mcts::{Search, SearchParams, Snapshot};
+use emergo_rules::{Game, Move, Outcome};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+
+use crate::engine::EmergoState;
+
+/// Chooses moves for one side of a game.
+pub trait MovePicker {
+    /// A short name for records and tables.
+    fn name(&self) -> String;
+    /// The move to play in `game`'s current position (which is not over).
+    fn pick(&mut self, game: &Game) -> Option<Move>;
+}
+
+fn uniform(rng: &mut Xoshiro256PlusPlus, n: usize) -> usize {
+    ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize
+}
+
+/// Plays a uniformly random legal move.
+pub struct RandomPlayer(Xoshiro256PlusPlus);
+
+impl RandomPlayer {
+    /// A random player with its own seed.
+    pub fn new(seed: u64) -> RandomPlayer {
+        RandomPlayer(Xoshiro256PlusPlus::seed_from_u64(seed))
+    }
+}
+
+impl MovePicker for RandomPlayer {
+    fn name(&self) -> String {
+        "random".to_owned()
+    }
+
+    fn pick(&mut self, game: &Game) -> Option<Move> {
+        let moves = game.legal_moves();
+        moves
+            .as_slice()
+            .get(uniform(&mut self.0, moves.len()))
+            .copied()
+    }
+}
+
+/// Takes the most prisoners now (the longest capture); otherwise plays at random.
+pub struct GreedyPlayer(Xoshiro256PlusPlus);
+
+impl GreedyPlayer {
+    /// A greedy player with its own seed (for breaking ties).
+    pub fn new(seed: u64) -> GreedyPlayer {
+        GreedyPlayer(Xoshiro256PlusPlus::seed_from_u64(seed))
+    }
+}
+
+impl MovePicker for GreedyPlayer {
+    fn name(&self) -> String {
+        "greedy".to_owned()
+    }
+
+    fn pick(&mut self, game: &Game) -> Option<Move> {
+        // All legal captures have the same (maximum) length, but not the same effect: a chain
+        // that empties a stack frees the mover's men underneath. So score each move by the
+        // material balance after it (men commanded by the mover minus the opponent's); quiet
+        // moves all score the same. Ties are broken at random.
+        let pos = game.position();
+        let me = pos.side_to_move();
+        let mut best: Vec<Move> = Vec::new();
+        let mut best_score = i64::MIN;
+        for &m in game.legal_moves().iter() {
+            let mut next = *pos;
+            next.play_unchecked(m);
+            let score =
+                i64::from(next.controlled_men(me)) - i64::from(next.controlled_men(me.other()));
+            if score > best_score {
+                best_score = score;
+                best.clear();
+            }
+            if score == best_score {
+                best.push(m);
+            }
+        }
+        best.get(uniform(&mut self.0, best.len())).copied()
+    }
+}
+
+/// Plays the best move of an MCTS search with a fixed budget.
+pub struct MctsPlayer {
+    params: SearchParams,
+    label: String,
+    last: Option<Snapshot<Move>>,
+}
+
+impl MctsPlayer {
+    /// A player searching `playouts` playouts and/or `time` per move on `threads` threads.
+    pub fn new(
+        playouts: Option<u64>,
+        time: Option<Duration>,
+        threads: usize,
+        seed: u64,
+    ) -> MctsPlayer {
+        let label = match (playouts, time) {
+            (Some(p), _) => format!("mcts:{p}p"),
+            (None, Some(t)) => format!("mcts:{}ms", t.as_millis()),
+            (None, None) => "mcts".to_owned(),
+        };
+        MctsPlayer {
+            params: SearchParams {
+                max_playouts: playouts,
+                max_time: time,
+                threads: threads.max(1),
+                seed,
+                ..SearchParams::default()
+            },
+            label,
+            last: None,
+        }
+    }
+
+    /// The statistics of the last search.
+    pub fn last_search(&self) -> Option<&Snapshot<Move>> {
+        self.last.as_ref()
+    }
+}
+
+impl MovePicker for MctsPlayer {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn pick(&mut self, game: &Game) -> Option<Move> {
+        self.params.seed = self.params.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut search = Search::new(EmergoState::from_game(game), self.params.clone());
+        let snapshot = search.run();
+        let best = snapshot.best_move;
+        self.last = Some(snapshot);
+        best
+    }
+}
+
+/// How a match game ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Termination {
+    /// By the rules.
+    Rules(Outcome),
+    /// The move cap was reached: adjudicated a draw.
+    MoveCap,
+    /// A player had no move to offer although the game was not over (a bug): it loses.
+    NoMove(emergo_rules::Player),
+}
+
+/// A finished match game.
+#[derive(Clone, Debug)]
+pub struct PlayedGame {
+    /// The game record.
+    pub game: Game,
+    /// How it ended.
+    pub termination: Termination,
+}
+
+impl PlayedGame {
+    /// Score for White: 1, ½ or 0.
+    pub fn white_score(&self) -> f64 {
+        match &self.termination {
+            Termination::Rules(o) => match o.result.winner() {
+                Some(emergo_rules::Player::White) => 1.0,
+                Some(emergo_rules::Player::Black) => 0.0,
+                None => 0.5,
+            },
+            Termination::MoveCap => 0.5,
+            Termination::NoMove(p) => {
+                if *p == emergo_rules::Player::White {
+                    0.0
+                } else {
+                    1.0
+                }
+            }
+        }
+    }
+}
+
+/// Plays one game from `start` to its end (or `max_turns` turns).
+pub fn play_game(
+    start: Game,
+    white: &mut dyn MovePicker,
+    black: &mut dyn MovePicker,
+    max_turns: usize,
+) -> PlayedGame {
+    let mut game = start;
+    loop {
+        if let Some(o) = game.outcome() {
+            return PlayedGame {
+                game,
+                termination: Termination::Rules(o),
+            };
+        }
+        if game.moves().len() >= max_turns {
+            return PlayedGame {
+                game,
+                termination: Termination::MoveCap,
+            };
+        }
+        let side = game.position().side_to_move();
+        let picker: &mut dyn MovePicker = match side {
+            emergo_rules::Player::White => &mut *white,
+            emergo_rules::Player::Black => &mut *black,
+        };
+        match picker
+            .pick(&game)
+            .filter(|m| game.legal_moves().contains(*m))
+        {
+            Some(m) => {
+                // Legal by the filter above.
+                let _ = game.play(m);
+            }
+            None => {
+                return PlayedGame {
+                    game,
+                    termination: Termination::NoMove(side),
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baselines_finish_games() {
+        let g = play_game(
+            Game::new(emergo_rules::Position::initial()),
+            &mut RandomPlayer::new(1),
+            &mut GreedyPlayer::new(2),
+            1000,
+        );
+        assert!(matches!(
+            g.termination,
+            Termination::Rules(_) | Termination::MoveCap
+        ));
+        assert!(g.game.moves().len() > 20);
+    }
+}
