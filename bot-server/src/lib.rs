@@ -11,11 +11,12 @@
 //!   tree reuse ([`games`]), shutdown.
 //! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
 //!   [`metrics`]: Prometheus.
-//! - [`tools`]: the offline `emergo` subcommands.
+//! - [`tools`]: the offline `emergo` subcommands; [`client`]: the ones that talk to a server.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;
+pub mod client;
 pub mod config;
 pub mod convert;
 pub mod engine;

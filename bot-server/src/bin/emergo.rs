@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
+use emergo_bot_server::client::{self, ClientError};
 use emergo_bot_server::tools::{self, bench, legal};
 use emergo_rules::{perft, perft_divide};
 
@@ -68,6 +69,16 @@ enum Command {
         #[arg(long, default_value_t = 2_000_000)]
         nodes: usize,
     },
+    /// Watch the engine analyse a position live (or stream JSON with --json).
+    Analyze(client::analyze::AnalyzeArgs),
+    /// Print just the best move of a position.
+    Bestmove(client::analyze::BestMoveArgs),
+    /// Play against the engine in the terminal.
+    Play(client::play::PlayArgs),
+    /// Load-test a server with concurrent clients and report throughput and latency.
+    Loadtest(client::loadtest::LoadTestArgs),
+    /// Run a tournament between engines (servers, in-process MCTS, baselines).
+    Arena(client::arena::ArenaArgs),
     /// Draw a position as a text diagram with stacks, men in hand and the side to move.
     Show {
         /// The position (vchess FEN); defaults to the initial position.
@@ -90,7 +101,24 @@ fn main() -> ExitCode {
     }
 }
 
+fn run_async(
+    fut: impl std::future::Future<Output = Result<(), ClientError>>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(fut)?)
+}
+
 fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
+    match command {
+        Command::Analyze(args) => return run_async(client::analyze::run(args)),
+        Command::Bestmove(args) => return run_async(client::analyze::run_best_move(args)),
+        Command::Play(args) => return run_async(client::play::run(args)),
+        Command::Loadtest(args) => return run_async(client::loadtest::run(args)),
+        Command::Arena(args) => return run_async(client::arena::run(args)),
+        _ => {}
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match command {
@@ -203,6 +231,13 @@ fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                     100.0 * r.unfinished
                 )?;
             }
+        }
+        Command::Analyze(_)
+        | Command::Bestmove(_)
+        | Command::Play(_)
+        | Command::Loadtest(_)
+        | Command::Arena(_) => {
+            unreachable!("handled above")
         }
         Command::Show { fen, moves } => {
             let game = tools::game_from_args(&fen, &moves)?;
