@@ -13,6 +13,14 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
 
+    /// Address for the HTTP/JSON gateway and the web board.
+    #[arg(long, env = "EMERGO_HTTP_LISTEN", default_value = "127.0.0.1:8080")]
+    pub http_listen: SocketAddr,
+
+    /// Do not serve the HTTP gateway and web board.
+    #[arg(long, env = "EMERGO_NO_HTTP")]
+    pub no_http: bool,
+
     /// Search threads the whole server may run at once (0 = number of CPU cores).
     #[arg(long, env = "EMERGO_THREADS", default_value_t = 0)]
     pub threads: usize,
@@ -66,6 +74,8 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            http_listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            no_http: false,
             threads: 0,
             max_threads_per_request: 0,
             max_queue: 32,

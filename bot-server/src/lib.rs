@@ -10,7 +10,7 @@
 //! - [`runner`]: one search per request on its own threads: deadlines, streaming, cancellation,
 //!   tree reuse ([`games`]), shutdown.
 //! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
-//!   [`metrics`]: Prometheus.
+//!   [`metrics`]: Prometheus; [`http`]: the HTTP/JSON gateway and the web board ([`web`]).
 //! - [`tools`]: the offline `emergo` subcommands; [`client`]: the ones that talk to a server.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -22,6 +22,7 @@ pub mod convert;
 pub mod engine;
 pub mod error;
 pub mod games;
+pub mod http;
 pub mod metrics;
 pub mod players;
 pub mod request;
@@ -29,3 +30,4 @@ pub mod runner;
 pub mod server;
 pub mod service;
 pub mod tools;
+pub mod web;

@@ -40,13 +40,14 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-impl Interceptor for BearerAuth {
-    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
+impl BearerAuth {
+    /// Checks an `authorization` header value (gRPC metadata or HTTP header alike).
+    pub fn check(&self, header: Option<&[u8]>) -> Result<(), Status> {
         let Some(expected) = &self.expected else {
-            return Ok(req);
+            return Ok(());
         };
-        match req.metadata().get("authorization") {
-            Some(v) if constant_time_eq(v.as_bytes(), expected) => Ok(req),
+        match header {
+            Some(v) if constant_time_eq(v, expected) => Ok(()),
             Some(_) => Err(Status::unauthenticated("invalid bearer token")),
             None => Err(Status::unauthenticated(
                 "this server needs an `authorization: Bearer <token>` header",
@@ -55,21 +56,31 @@ impl Interceptor for BearerAuth {
     }
 }
 
-/// Runs the gRPC server on `listener` until `shutdown` completes, then shuts down gracefully:
-/// health turns NOT_SERVING, new requests are refused, running searches end with a final
-/// update whose stop reason is "shutdown", and the call returns once they are done.
+impl Interceptor for BearerAuth {
+    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
+        self.check(req.metadata().get("authorization").map(|v| v.as_bytes()))?;
+        Ok(req)
+    }
+}
+
+/// Runs the gRPC server on `listener` (and the HTTP gateway and web board on `http`, if given)
+/// until `shutdown` completes, then shuts down gracefully: health turns NOT_SERVING, new
+/// requests are refused, running searches end with a final update whose stop reason is
+/// "shutdown", and the call returns once they are done.
 pub async fn run(
     listener: TcpListener,
+    http: Option<TcpListener>,
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let engine = Arc::new(Engine::new(config));
-    run_with_engine(listener, engine, shutdown).await
+    run_with_engine(listener, http, engine, shutdown).await
 }
 
 /// As [`run`], with an engine the caller keeps (tests inspect it).
 pub async fn run_with_engine(
     listener: TcpListener,
+    http: Option<TcpListener>,
     engine: Arc<Engine>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -95,6 +106,29 @@ pub async fn run_with_engine(
         });
     }
 
+    // One shutdown signal for both doors.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut http_task = None;
+    if let Some(http) = http {
+        tracing::info!(addr = %http.local_addr()?, "serving the HTTP gateway and web board");
+        let gateway = crate::http::Gateway::new(
+            BotService::new(engine.clone()),
+            engine.config.auth_token.as_deref(),
+        );
+        let mut stop = stop_rx.clone();
+        http_task = Some(tokio::spawn(async move {
+            let app = crate::http::router(gateway);
+            let served = axum::serve(http, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await;
+            if let Err(e) = served {
+                tracing::warn!(error = %e, "HTTP gateway stopped");
+            }
+        }));
+    }
+
     let stopping = engine.clone();
     let reporter = health_reporter.clone();
     let on_shutdown = async move {
@@ -107,6 +141,7 @@ pub async fn run_with_engine(
             .set_service_status("", tonic_health::ServingStatus::NotServing)
             .await;
         stopping.shutdown();
+        let _ = stop_tx.send(true);
         stopping.drained(Duration::from_secs(10)).await;
     };
 
@@ -122,6 +157,9 @@ pub async fn run_with_engine(
         ))
         .serve_with_incoming_shutdown(incoming(listener), on_shutdown)
         .await?;
+    if let Some(task) = http_task {
+        let _ = task.await;
+    }
     engine.games.clear();
     Ok(())
 }

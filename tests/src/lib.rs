@@ -46,8 +46,10 @@ pub fn workspace_root() -> PathBuf {
 
 /// A bot server running in this process on an ephemeral loopback port.
 pub struct TestServer {
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>` of the gRPC server.
     pub url: String,
+    /// `http://127.0.0.1:<port>` of the HTTP gateway and web board.
+    pub http_url: String,
     /// The engine, for inspecting load.
     pub engine: std::sync::Arc<emergo_bot_server::runner::Engine>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -61,11 +63,15 @@ impl TestServer {
             .await
             .expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let http = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind http");
+        let http_url = format!("http://{}", http.local_addr().expect("addr"));
         let engine = std::sync::Arc::new(emergo_bot_server::runner::Engine::new(config));
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let e = engine.clone();
         let task = tokio::spawn(async move {
-            emergo_bot_server::server::run_with_engine(listener, e, async {
+            emergo_bot_server::server::run_with_engine(listener, Some(http), e, async {
                 let _ = rx.await;
             })
             .await
@@ -73,6 +79,7 @@ impl TestServer {
         });
         TestServer {
             url,
+            http_url,
             engine,
             shutdown: Some(tx),
             task: Some(task),

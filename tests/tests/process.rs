@@ -59,7 +59,14 @@ async fn sigterm_finishes_searches_then_exits() {
         .unwrap()
         .port();
     let mut child = Command::new(binary("bot-server"))
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--threads", "2"])
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--threads",
+            "2",
+            "--http-listen",
+            "127.0.0.1:0",
+        ])
         .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -65,7 +65,14 @@ fn python_grpcio_client() {
     let addr = format!("127.0.0.1:{port}");
     let _server = Server(
         Command::new(binary("bot-server"))
-            .args(["--listen", &addr, "--threads", "2"])
+            .args([
+                "--listen",
+                &addr,
+                "--threads",
+                "2",
+                "--http-listen",
+                "127.0.0.1:0",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

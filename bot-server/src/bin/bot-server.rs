@@ -1,4 +1,4 @@
-//! `bot-server`: the Emergo bot gRPC server.
+//! `bot-server`: the Emergo bot gRPC server, with the HTTP/JSON gateway and web board.
 
 use std::process::ExitCode;
 
@@ -10,7 +10,7 @@ use tracing_subscriber::EnvFilter;
 #[command(
     name = "bot-server",
     version,
-    about = "The Emergo bot gRPC server (emergo.bot.v1)"
+    about = "The Emergo bot gRPC server (emergo.bot.v1), with an HTTP/JSON gateway and a web board"
 )]
 struct Cli {
     #[command(flatten)]
@@ -32,13 +32,22 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match emergo_bot_server::server::run(
-        listener,
-        cli.config,
-        emergo_bot_server::server::shutdown_signal(),
-    )
-    .await
-    {
+    let http = if cli.config.no_http {
+        None
+    } else {
+        match tokio::net::TcpListener::bind(cli.config.http_listen).await {
+            Ok(l) => Some(l),
+            Err(e) => {
+                eprintln!(
+                    "bot-server: cannot listen on {} for HTTP: {e} (use --http-listen ADDR or --no-http)",
+                    cli.config.http_listen
+                );
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let shutdown = emergo_bot_server::server::shutdown_signal();
+    match emergo_bot_server::server::run(listener, http, cli.config, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bot-server: {e}");

@@ -1,0 +1,1 @@
+// The web board (being built).

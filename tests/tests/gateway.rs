@@ -1,0 +1,287 @@
+//! The HTTP/JSON gateway: every endpoint, SSE streaming, cancellation on disconnect, errors.
+
+use std::time::{Duration, Instant};
+
+use emergo_bot_server::config::ServerConfig;
+use emergo_tests::{INITIAL, TestServer};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+fn config() -> ServerConfig {
+    ServerConfig {
+        threads: 2,
+        ..ServerConfig::default()
+    }
+}
+
+async fn post(server: &TestServer, rpc: &str, body: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/{rpc}", server.http_url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap())
+}
+
+/// Reads SSE events (name, JSON data) until the stream ends or `limit` events arrived.
+async fn sse(resp: reqwest::Response, limit: usize) -> Vec<(String, Value)> {
+    let mut events = Vec::new();
+    let mut buf = String::new();
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let mut name = String::from("message");
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("event:") {
+                    name = v.trim().to_owned();
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    data.push_str(v.trim_start());
+                }
+            }
+            if !data.is_empty() {
+                events.push((name, serde_json::from_str(&data).unwrap()));
+            }
+            if events.len() >= limit {
+                return events;
+            }
+        }
+    }
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unary_endpoints_speak_proto3_json() {
+    let server = TestServer::start(config()).await;
+    let (code, legal) = post(&server, "LegalMoves", json!({"position": {"fen": INITIAL}})).await;
+    assert_eq!(code, 200);
+    assert_eq!(legal["moves"].as_array().unwrap().len(), 40);
+    assert_eq!(legal["moves"][0]["move"], "a1");
+    assert_eq!(
+        legal["moves"][0]["fenAfter"],
+        "9/9/9/9/9/9/9/9/A@8 b 1 11,12"
+    );
+    assert_eq!(legal["status"]["result"], "*");
+
+    let (code, applied) = post(
+        &server,
+        "ApplyMoves",
+        json!({"fen": INITIAL, "moves": ["a1", "a1"]}),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(applied["ok"], Value::Null); // false is the proto3 default, omitted
+    assert_eq!(applied["errorIndex"], 1);
+    assert!(
+        applied["error"]
+            .as_str()
+            .unwrap()
+            .contains("a1 is occupied")
+    );
+
+    let (code, best) = post(
+        &server,
+        "BestMove",
+        json!({"position": {"fen": INITIAL, "moves": ["a1"]}, "limits": {"maxPlayouts": "2000"}}),
+    )
+    .await;
+    assert_eq!(code, 200);
+    let mv = best["bestMove"].as_str().unwrap();
+    assert!(!mv.is_empty());
+    assert_eq!(best["analysis"]["final"], true);
+    assert_eq!(
+        best["analysis"]["stopReason"]
+            .as_str()
+            .unwrap()
+            .starts_with("STOP_REASON_"),
+        true
+    );
+    // 64-bit counters are strings in proto3 JSON.
+    assert!(best["analysis"]["stats"]["playouts"].is_string());
+
+    let (code, info) = post(&server, "ServerInfo", json!({})).await;
+    assert_eq!(code, 200);
+    assert_eq!(info["limits"]["threadBudget"], 2);
+    let r = reqwest::get(format!("{}/v1/ServerInfo", server.http_url))
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_carry_the_grpc_code_and_http_status() {
+    let server = TestServer::start(config()).await;
+    let (code, e) = post(
+        &server,
+        "BestMove",
+        json!({"position": {"fen": "bad"}, "limits": {"maxTimeMs": 10}}),
+    )
+    .await;
+    assert_eq!(
+        (code, e["code"].as_str().unwrap()),
+        (400, "INVALID_ARGUMENT")
+    );
+    assert!(
+        e["message"].as_str().unwrap().starts_with("position.fen:"),
+        "{e}"
+    );
+    let (code, e) = post(
+        &server,
+        "LegalMoves",
+        json!({"position": {"fen": INITIAL}, "bogus": 1}),
+    )
+    .await;
+    assert_eq!(
+        (code, e["code"].as_str().unwrap()),
+        (400, "INVALID_ARGUMENT")
+    );
+    assert!(
+        e["message"].as_str().unwrap().starts_with("request body:"),
+        "{e}"
+    );
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/LegalMoves", server.http_url))
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let r = reqwest::get(format!("{}/v1/Nope", server.http_url))
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    let big = "x".repeat(300 * 1024);
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/LegalMoves", server.http_url))
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 413);
+    server.stop().await;
+
+    // Auth and overload map to 401 and 429.
+    let server = TestServer::start(ServerConfig {
+        auth_token: Some("tok".into()),
+        threads: 1,
+        max_queue: 0,
+        ..config()
+    })
+    .await;
+    let (code, e) = post(&server, "ServerInfo", json!({})).await;
+    assert_eq!(
+        (code, e["code"].as_str().unwrap()),
+        (401, "UNAUTHENTICATED")
+    );
+    let client = reqwest::Client::new();
+    let authed = |rpc: &str, body: Value| {
+        client
+            .post(format!("{}/v1/{rpc}", server.http_url))
+            .header("authorization", "Bearer tok")
+            .json(&body)
+            .send()
+    };
+    let long = json!({"position": {"fen": INITIAL}, "limits": {"maxTimeMs": 1500}});
+    let first = tokio::spawn(authed("BestMove", long.clone()));
+    while server.engine.running_searches() == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let r = authed("BestMove", long).await.unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["code"], "RESOURCE_EXHAUSTED");
+    assert_eq!(first.await.unwrap().unwrap().status().as_u16(), 200);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_streams_server_sent_events() {
+    let server = TestServer::start(config()).await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/Analyze", server.http_url))
+        .json(&json!({
+            "position": {"fen": INITIAL, "moves": ["a1"]},
+            "limits": {"maxTimeMs": 500},
+            "options": {"multiPv": 2, "exhaustive": true},
+            "reportIntervalMs": 50
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let events = sse(r, usize::MAX).await;
+    let (last, rest) = events.split_last().unwrap();
+    assert!(rest.len() >= 2, "{} updates", rest.len());
+    assert!(rest.iter().all(|(name, _)| name == "update"));
+    assert_eq!(last.0, "final");
+    assert_eq!(last.1["final"], true);
+    assert_eq!(last.1["stopReason"], "STOP_REASON_TIME");
+    assert!(!last.1["moves"][0]["pv"].as_array().unwrap().is_empty());
+
+    // Validation errors come back before streaming, as JSON.
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/Analyze", server.http_url))
+        .json(&json!({"position": {"fen": INITIAL}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_connection_cancels_the_search() {
+    let server = TestServer::start(config()).await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/Analyze", server.http_url))
+        .json(&json!({"position": {"fen": INITIAL}, "limits": {"maxTimeMs": 30000}, "reportIntervalMs": 50}))
+        .send()
+        .await
+        .unwrap();
+    let events = sse(r, 1).await; // read one update, then drop the response
+    assert_eq!(events[0].0, "update");
+    assert_eq!(server.engine.running_searches(), 1);
+    let start = Instant::now();
+    while server.engine.running_searches() > 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "search still running"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_board_is_served() {
+    let server = TestServer::start(config()).await;
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/app.js", "text/javascript"),
+        ("/style.css", "text/css"),
+    ] {
+        let r = reqwest::get(format!("{}{path}", server.http_url))
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{path}");
+        assert!(
+            r.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with(kind),
+            "{path}"
+        );
+    }
+    server.stop().await;
+}
