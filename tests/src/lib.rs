@@ -14,24 +14,23 @@ fn bin_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Path of a workspace binary, building the `emergo-bot-server` binaries first if the test run
-/// did not (a plain `cargo test -p emergo-tests` does not build other packages' binaries).
+/// Path of a workspace binary, built (or found up to date) by `cargo build` once per test
+/// process: another package's binaries are not rebuilt by `cargo test` of this one, and a stale
+/// binary would test old code.
 pub fn binary(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let release = bin_dir().ends_with("release");
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", "emergo-bot-server", "--bins"]);
+        if release {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build");
+        assert!(status.success(), "cargo build of the binaries failed");
+    });
     let path = bin_dir().join(name);
-    if !path.exists() {
-        BUILT.get_or_init(|| {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let release = bin_dir().ends_with("release");
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "-p", "emergo-bot-server", "--bins"]);
-            if release {
-                cmd.arg("--release");
-            }
-            let status = cmd.status().expect("run cargo build");
-            assert!(status.success(), "cargo build of the binaries failed");
-        });
-    }
     assert!(path.exists(), "{} not found", path.display());
     path
 }

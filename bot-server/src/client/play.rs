@@ -1,14 +1,529 @@
-//! `emergo play` (being built).
+//! `emergo play`: a human plays the engine in the terminal.
+//!
+//! The game state lives here, in the rules core's [`Game`] (which also knows threefold
+//! repetition); the engine is asked for each of its moves with `BestMove` under one game id, so
+//! the server can reuse its tree from move to move. Input is one command per line on stdin, so
+//! a game can also be scripted through a pipe. Whatever way the game ends (rules, resignation,
+//! end of input, Ctrl-C, an engine failure), the record is written.
 
-use clap::Args;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::ClientError;
+use clap::{Args, ValueEnum};
+use emergo_proto::v1 as pb;
+use emergo_rules::{Game, GameResult, Move, Outcome, Player};
+use tokio::sync::mpsc;
+
+use super::analyze::{INITIAL_FEN, grouped, proof_label};
+use super::record::GameRecord;
+use super::{Backend, ClientError, ConnectArgs, parse_duration};
+use crate::tools::legal::sorted_legal;
+
+/// The most moves one request may carry (the contract's limit).
+const MAX_REQUEST_MOVES: usize = 2000;
+
+/// The engine's thinking time when neither `--time` nor `--playouts` is given.
+const DEFAULT_TIME: Duration = Duration::from_secs(2);
+
+/// The human's colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Side {
+    /// White, who moves first.
+    White,
+    /// Black, who moves second.
+    Black,
+}
+
+impl Side {
+    fn player(self) -> Player {
+        match self {
+            Side::White => Player::White,
+            Side::Black => Player::Black,
+        }
+    }
+}
 
 /// Flags of `emergo play`.
 #[derive(Clone, Debug, Args)]
-pub struct PlayArgs {}
+pub struct PlayArgs {
+    /// Your colour.
+    #[arg(long = "as", value_name = "COLOUR", value_enum, default_value_t = Side::White)]
+    pub side: Side,
+    /// The engine's thinking time per move, e.g. 2s, 500ms (default 2s unless --playouts is
+    /// given).
+    #[arg(long, value_parser = parse_duration)]
+    pub time: Option<Duration>,
+    /// The engine's playouts per move instead of (or, with --time, as well as) a time budget.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub playouts: Option<u64>,
+    /// The engine's search threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// The engine's random seed; 0 lets it pick one.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The start position (vchess FEN); defaults to the initial position.
+    #[arg(long, default_value = INITIAL_FEN)]
+    pub fen: String,
+    /// Where to write the game record (default: emergo-game-<unix time>.pgn here).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Play the engine in this process instead of calling a server.
+    #[arg(long)]
+    pub local: bool,
+    /// How to reach the server.
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+/// How a game ended.
+#[derive(Debug)]
+enum Ending {
+    /// By the rules.
+    Rules(Outcome),
+    /// The human typed quit or resign.
+    Resigned,
+    /// Input ended (EOF or Ctrl-C) with the game still going.
+    Unfinished,
+    /// The engine could not answer or answered nonsense.
+    EngineFailure(String),
+}
+
+/// What the human did on their turn.
+enum HumanTurn {
+    /// Played a legal move.
+    Played,
+    /// Typed quit or resign.
+    Resigned,
+    /// Input ended.
+    Stopped,
+}
+
+const HELP: &str = "\
+Commands, one per line:
+  <move>         play a move: an entry like e5, a step like c3-d4, a capture chain like c3xe5xc7
+  moves          list the legal moves
+  undo           take back your last move and the engine's reply
+  help           this text
+  quit, resign   resign the game (it counts as a loss)
+End of input (Ctrl-D) or Ctrl-C stops the game unfinished; the record is written either way.";
+
+/// `White` or `Black`.
+fn name(p: Player) -> &'static str {
+    match p {
+        Player::White => "White",
+        Player::Black => "Black",
+    }
+}
 
 /// Runs `emergo play`.
-pub async fn run(_args: PlayArgs) -> Result<(), ClientError> {
-    Err(ClientError::Invalid("not built yet".to_owned()))
+pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
+    let mut game = Game::from_fen_and_moves::<&str>(&args.fen, &[])
+        .map_err(|e| ClientError::Invalid(format!("--fen: {e}")))?;
+    let human = args.side.player();
+    let time = match (args.time, args.playouts) {
+        (None, None) => Some(DEFAULT_TIME),
+        (t, _) => t,
+    };
+    let limits = pb::Limits {
+        max_time_ms: time.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)),
+        max_playouts: args.playouts,
+    };
+    let backend = Backend::open(&args.connect, args.local).await?;
+    let engine_name = engine_description(&args, time);
+    let engine = Engine {
+        backend,
+        limits,
+        threads: args.threads,
+        seed: args.seed,
+        game_id: new_game_id(),
+    };
+    let mut input = Input::spawn();
+
+    println!(
+        "You play {} against {engine_name}. Type a move, or help.",
+        name(human)
+    );
+    let ending = loop {
+        if let Some(outcome) = game.outcome() {
+            break Ending::Rules(outcome);
+        }
+        if game.position().side_to_move() == human {
+            show_board(&game);
+            match human_turn(&mut game, &mut input, human).await? {
+                HumanTurn::Played => {}
+                HumanTurn::Resigned => break Ending::Resigned,
+                HumanTurn::Stopped => break Ending::Unfinished,
+            }
+        } else {
+            println!("{} (engine) is thinking...", name(human.other()));
+            let reply = tokio::select! {
+                r = engine.reply(&game) => r,
+                _ = tokio::signal::ctrl_c() => break Ending::Unfinished,
+            };
+            match reply {
+                Ok((mv, note)) => {
+                    println!("{} (engine) plays {mv}{note}", name(human.other()));
+                    // The server checked the move against the same rules, but a record must
+                    // only ever hold legal moves, so check again here.
+                    if let Err(e) = game.play(mv) {
+                        break Ending::EngineFailure(format!("the engine's move is illegal: {e}"));
+                    }
+                }
+                Err(e) => break Ending::EngineFailure(e),
+            }
+        }
+    };
+
+    let (result, termination) = match &ending {
+        Ending::Rules(o) => (o.result.as_str(), o.reason.as_str()),
+        Ending::Resigned => (GameResult::win_for(human.other()).as_str(), "resignation"),
+        Ending::Unfinished => ("*", "unfinished"),
+        Ending::EngineFailure(_) => ("*", "engine-failure"),
+    };
+    println!();
+    if matches!(ending, Ending::Rules(_)) {
+        show_board(&game);
+    }
+    match &ending {
+        Ending::Rules(o) => {
+            let verdict = match o.result.winner() {
+                Some(p) if p == human => "You win!",
+                Some(_) => "You lose.",
+                None => "Draw.",
+            };
+            println!("Game over: {} ({}). {verdict}", o.result, o.reason);
+        }
+        Ending::Resigned => println!("You resigned: {result}."),
+        Ending::Unfinished => println!("Game stopped unfinished (*)."),
+        Ending::EngineFailure(e) => println!("Game stopped: engine failure: {e}"),
+    }
+
+    let (white, black) = match human {
+        Player::White => ("human".to_owned(), engine_name),
+        Player::Black => (engine_name, "human".to_owned()),
+    };
+    let record = GameRecord {
+        tags: vec![
+            ("Event".to_owned(), "emergo play".to_owned()),
+            ("Date".to_owned(), pgn_date(SystemTime::now())),
+            ("White".to_owned(), white),
+            ("Black".to_owned(), black),
+        ],
+        fen: game.start().to_string(),
+        moves: game.moves().iter().map(ToString::to_string).collect(),
+        result: result.to_owned(),
+        termination: termination.to_owned(),
+    };
+    let path = args.record.clone().unwrap_or_else(|| {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        PathBuf::from(format!("emergo-game-{secs}.pgn"))
+    });
+    std::fs::write(&path, record.to_pgn()).map_err(|e| {
+        ClientError::Invalid(format!(
+            "cannot write the game record to {}: {e}",
+            path.display()
+        ))
+    })?;
+    println!("Game record written to {}", path.display());
+    match ending {
+        Ending::EngineFailure(e) => Err(ClientError::Invalid(e)),
+        _ => Ok(()),
+    }
+}
+
+/// How the record names the engine: where it runs and its budget.
+fn engine_description(args: &PlayArgs, time: Option<Duration>) -> String {
+    let place = if args.local {
+        "local".to_owned()
+    } else {
+        args.connect.server.clone()
+    };
+    let mut budget = Vec::new();
+    if let Some(t) = time {
+        budget.push(format!("time={t:?}"));
+    }
+    if let Some(p) = args.playouts {
+        budget.push(format!("playouts={p}"));
+    }
+    budget.push(format!("threads={}", args.threads));
+    format!("emergo-bot {place} {}", budget.join(","))
+}
+
+/// A game id unlikely to collide with another client's, so this game's tree is its own.
+fn new_game_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    // Mixing in the process id separates two games started in the same nanosecond.
+    let mixed = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
+    format!("play-{mixed:016x}")
+}
+
+/// The engine side: the backend and how long it thinks.
+struct Engine {
+    backend: Backend,
+    limits: pb::Limits,
+    threads: u32,
+    seed: u64,
+    game_id: String,
+}
+
+impl Engine {
+    /// The engine's move in `game`, with a short note on its evaluation.
+    async fn reply(&self, game: &Game) -> Result<(Move, String), String> {
+        let request = pb::BestMoveRequest {
+            position: Some(request_position(game)),
+            limits: Some(self.limits),
+            options: Some(pb::SearchOptions {
+                threads: self.threads,
+                seed: self.seed,
+                game_id: self.game_id.clone(),
+                ..Default::default()
+            }),
+        };
+        let response = self
+            .backend
+            .best_move(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mv: Move = response
+            .best_move
+            .parse()
+            .map_err(|e| format!("the engine answered {:?}: {e}", response.best_move))?;
+        let note = response.analysis.as_ref().map_or_else(String::new, |a| {
+            let stats = a.stats.unwrap_or_default();
+            let proof = a
+                .moves
+                .iter()
+                .find(|m| m.r#move == response.best_move)
+                .map(|m| proof_label(m.proof(), m.proof_plies))
+                .unwrap_or_default();
+            format!(
+                "  (its estimate {:.1}%{}, {} playouts in {:.2} s)",
+                f64::from(a.root_value) * 100.0,
+                if proof.is_empty() {
+                    String::new()
+                } else {
+                    format!(", proven {proof}")
+                },
+                grouped(stats.playouts),
+                stats.elapsed_ms as f64 / 1000.0
+            )
+        });
+        Ok((mv, note))
+    }
+}
+
+/// The game as the contract's position: the start FEN and every move, so that the server sees
+/// each request continue the previous one (tree reuse) and counts repetitions. A game longer
+/// than a request may carry starts from a later position instead: tree reuse and the oldest
+/// positions of the repetition count are lost, the game goes on.
+fn request_position(game: &Game) -> pb::Position {
+    let moves = game.moves();
+    let base = moves.len().saturating_sub(MAX_REQUEST_MOVES);
+    let fen = game
+        .positions()
+        .get(base)
+        .unwrap_or(game.start())
+        .to_string();
+    pb::Position {
+        fen,
+        moves: moves[base..].iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// Lines of stdin, read on a plain thread.
+///
+/// Not tokio's stdin: its blocking read would keep the runtime from shutting down while the
+/// user has typed nothing. A detached thread ends with the process.
+struct Input {
+    lines: mpsc::UnboundedReceiver<String>,
+    /// Echo what was read when it comes from a pipe, so the transcript shows the commands.
+    echo: bool,
+}
+
+impl Input {
+    fn spawn() -> Input {
+        let (tx, rx) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Input {
+            lines: rx,
+            echo: !std::io::stdin().is_terminal(),
+        }
+    }
+
+    /// The next line, or `None` at the end of input or on Ctrl-C.
+    async fn next(&mut self) -> Option<String> {
+        let line = tokio::select! {
+            l = self.lines.recv() => l,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        if self.echo {
+            println!("{}", line.as_deref().unwrap_or(""));
+        }
+        line
+    }
+}
+
+fn show_board(game: &Game) {
+    print!("\n{}", game.position().diagram());
+    if let Some(last) = game.moves().last() {
+        println!("Last move: {last}");
+    }
+}
+
+/// The legal moves, sorted, wrapped to a terminal's width.
+fn legal_moves_text(game: &Game) -> String {
+    let moves = sorted_legal(game);
+    let mut out = format!("Legal moves ({}):", moves.len());
+    let mut width = out.len();
+    for (mv, _) in &moves {
+        if width + 1 + mv.len() > 78 {
+            out.push_str("\n ");
+            width = 1;
+        }
+        out.push(' ');
+        out.push_str(mv);
+        width += 1 + mv.len();
+    }
+    out
+}
+
+/// Reads commands until the human plays a legal move, resigns or input ends.
+async fn human_turn(
+    game: &mut Game,
+    input: &mut Input,
+    human: Player,
+) -> Result<HumanTurn, ClientError> {
+    loop {
+        print!("{} (you) to move> ", name(human));
+        std::io::stdout().flush()?;
+        let Some(line) = input.next().await else {
+            return Ok(HumanTurn::Stopped);
+        };
+        let command = line.trim().to_ascii_lowercase();
+        match command.as_str() {
+            "" => {}
+            "help" | "?" => println!("{HELP}"),
+            "moves" => println!("{}", legal_moves_text(game)),
+            "quit" | "resign" => return Ok(HumanTurn::Resigned),
+            "undo" => {
+                let taken = undo_turn(game, human);
+                if taken.is_empty() {
+                    println!("Nothing to undo: you have not moved yet.");
+                } else {
+                    let list: Vec<String> = taken.iter().map(ToString::to_string).collect();
+                    println!("Took back {}.", list.join(" "));
+                    show_board(game);
+                }
+            }
+            text => match text.parse::<Move>() {
+                Err(e) => {
+                    println!("Cannot read {text:?}: {e}");
+                    println!("{}", legal_moves_text(game));
+                }
+                Ok(mv) => match game.play(mv) {
+                    Ok(()) => return Ok(HumanTurn::Played),
+                    Err(e) => {
+                        println!("Illegal move: {e}");
+                        println!("{}", legal_moves_text(game));
+                    }
+                },
+            },
+        }
+    }
+}
+
+/// Takes back moves until it is the human's turn again having taken back one of the human's
+/// moves (normally the engine's reply and the human's move before it). Returns them in the
+/// order they were played; empty when the human has not moved yet.
+fn undo_turn(game: &mut Game, human: Player) -> Vec<Move> {
+    let positions = game.positions();
+    let before_last = positions.split_last().map_or(&[][..], |(_, rest)| rest);
+    if !before_last.iter().any(|p| p.side_to_move() == human) {
+        return Vec::new();
+    }
+    let mut taken = Vec::new();
+    while let Some(mv) = game.undo() {
+        taken.push(mv);
+        if game.position().side_to_move() == human {
+            break;
+        }
+    }
+    taken.reverse();
+    taken
+}
+
+/// The date in PGN form, `YYYY.MM.DD` (UTC).
+fn pgn_date(now: SystemTime) -> String {
+    let days = now
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}.{m:02}.{d:02}")
+}
+
+/// Days since 1970-01-01 to a (year, month, day) in the proleptic Gregorian calendar
+/// (Howard Hinnant's algorithm), to date records without a calendar crate.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(59), (1970, 3, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_582), (2026, 5, 9));
+        assert_eq!(
+            pgn_date(UNIX_EPOCH + Duration::from_secs(86_400 * 365)),
+            "1971.01.01"
+        );
+    }
+
+    #[test]
+    fn undo_takes_back_a_whole_turn() {
+        let mut game = Game::from_fen_and_moves(INITIAL_FEN, &["a1", "i9", "c3"]).unwrap();
+        // Black to move: the human (Black) takes back i9 and White's c3.
+        assert_eq!(undo_turn(&mut game, Player::Black).len(), 2);
+        assert_eq!(game.moves().len(), 1);
+        // Now only White's a1 is left: Black has nothing of its own to take back.
+        assert!(undo_turn(&mut game, Player::Black).is_empty());
+        let mut game = Game::from_fen_and_moves(INITIAL_FEN, &["a1", "i9"]).unwrap();
+        assert_eq!(undo_turn(&mut game, Player::White).len(), 2);
+        assert!(game.moves().is_empty());
+        assert!(undo_turn(&mut game, Player::White).is_empty());
+    }
+
+    #[test]
+    fn long_games_fit_a_request() {
+        let game = Game::from_fen_and_moves(INITIAL_FEN, &["a1", "i9"]).unwrap();
+        let p = request_position(&game);
+        assert_eq!(p.fen, INITIAL_FEN);
+        assert_eq!(p.moves, vec!["a1", "i9"]);
+    }
 }

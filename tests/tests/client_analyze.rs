@@ -1,0 +1,232 @@
+//! `emergo analyze` and `emergo bestmove` against a real server (in this process, on a loopback
+//! port), run as a user would run them.
+
+use std::process::{Command, Output};
+
+use emergo_bot_server::config::ServerConfig;
+use emergo_rules::{Game, Move};
+use emergo_tests::{INITIAL, TestServer, binary};
+use serde_json::Value;
+
+/// Runs `emergo` with `args` on a blocking thread, so the server living on this test's runtime
+/// keeps answering while we wait.
+async fn emergo(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(binary("emergo"))
+            .args(&args)
+            .env_remove("EMERGO_SERVER")
+            .env_remove("EMERGO_AUTH_TOKEN")
+            .output()
+            .expect("run emergo")
+    })
+    .await
+    .expect("join")
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn text(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "emergo failed ({:?}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+fn is_legal(fen: &str, moves: &[&str], mv: &str) -> bool {
+    let game = Game::from_fen_and_moves(fen, moves).expect("game");
+    mv.parse::<Move>()
+        .is_ok_and(|m| game.legal_moves().contains(m))
+}
+
+async fn server() -> TestServer {
+    TestServer::start(ServerConfig {
+        threads: 2,
+        ..Default::default()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_json_streams_updates_then_one_final() {
+    let server = server().await;
+    let o = emergo(args(&[
+        "analyze",
+        "--server",
+        &server.url,
+        "--time",
+        "600ms",
+        "--interval",
+        "100ms",
+        "--exhaustive",
+        "--multipv",
+        "3",
+        "--json",
+    ]))
+    .await;
+    let out = text(&o);
+    let updates: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let finals = updates.iter().filter(|u| u["final"] == true).count();
+    assert_eq!(finals, 1, "{out}");
+    assert!(updates.len() >= 3, "expected >= 2 live updates: {out}");
+    let last = updates.last().unwrap();
+    assert_eq!(last["final"], true);
+    assert_eq!(last["stop_reason"], "STOP_REASON_TIME", "{last}");
+    assert_eq!(last["fen"], INITIAL);
+    let best = last["best_move"].as_str().unwrap();
+    assert!(is_legal(INITIAL, &[], best), "{best}");
+    let moves = last["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 40, "every root move is listed");
+    assert_eq!(moves[0]["move"], best);
+    assert!(moves[0]["pv"].as_array().unwrap().len() > 1, "{last}");
+    assert!(last["stats"]["playouts"].as_u64().unwrap() > 0);
+    let v = last["root_value"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&v));
+    for u in &updates[..updates.len() - 1] {
+        assert_eq!(u["stop_reason"], "STOP_REASON_UNSPECIFIED");
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_plain_text_when_piped() {
+    let server = server().await;
+    let o = emergo(args(&[
+        "analyze",
+        "--server",
+        &server.url,
+        "--moves",
+        "a1",
+        "i9",
+        "--time",
+        "400ms",
+        "--interval",
+        "100ms",
+        "--exhaustive",
+    ]))
+    .await;
+    let out = text(&o);
+    assert!(!out.contains('\x1b'), "no escape codes in a pipe: {out:?}");
+    assert!(out.contains("White to move"), "the board: {out}");
+    assert!(out.contains("=== update 1 ==="), "{out}");
+    assert!(out.contains("=== final update"), "{out}");
+    assert!(out.contains("stopped: time budget used"), "{out}");
+    let best = out
+        .lines()
+        .find_map(|l| l.strip_prefix("best move: "))
+        .unwrap_or_else(|| panic!("no best move: {out}"));
+    assert!(is_legal(INITIAL, &["a1", "i9"], best), "{best}");
+    assert!(
+        out.contains(&format!("| {best} ")),
+        "the table lists it: {out}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_reports_the_servers_error() {
+    let server = server().await;
+    let o = emergo(args(&[
+        "analyze",
+        "--server",
+        &server.url,
+        "--fen",
+        "9/9/9/9/9/9/9/9/1A@7 w 0 12,12",
+        "--playouts",
+        "100",
+    ]))
+    .await;
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("INVALID_ARGUMENT") && err.contains("position.fen"),
+        "{err}"
+    );
+    // No budget: refused before connecting, saying what is missing.
+    let o = emergo(args(&["analyze", "--server", &server.url])).await;
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--time") && err.contains("--playouts"),
+        "{err}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bestmove_prints_one_legal_move() {
+    let server = server().await;
+    let out = text(
+        &emergo(args(&[
+            "bestmove",
+            "--server",
+            &server.url,
+            "--playouts",
+            "2000",
+        ]))
+        .await,
+    );
+    assert_eq!(out.lines().count(), 1, "{out:?}");
+    assert!(is_legal(INITIAL, &[], out.trim()), "{out:?}");
+    let out = text(
+        &emergo(args(&[
+            "bestmove",
+            "--server",
+            &server.url,
+            "--moves",
+            "a1",
+            "i9",
+            "--time",
+            "200ms",
+            "--playouts",
+            "3000",
+        ]))
+        .await,
+    );
+    assert!(is_legal(INITIAL, &["a1", "i9"], out.trim()), "{out:?}");
+    // A single capture chain is the only legal move: answered at once.
+    let fen = "9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0";
+    let out = text(
+        &emergo(args(&[
+            "bestmove",
+            "--server",
+            &server.url,
+            "--fen",
+            fen,
+            "--time",
+            "5s",
+        ]))
+        .await,
+    );
+    assert_eq!(out, "d4xb6xd8xf6xd4xb6\n");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bestmove_local_and_game_over() {
+    let out = text(&emergo(args(&["bestmove", "--local", "--playouts", "2000"])).await);
+    assert_eq!(out.lines().count(), 1, "{out:?}");
+    assert!(is_legal(INITIAL, &[], out.trim()), "{out:?}");
+    // Black has no unit and no man in hand: the game is over, no move, status 1.
+    let fen = "9/9/9/9/4LL4/9/9/9/9 b 30 0,0";
+    let o = emergo(args(&[
+        "bestmove",
+        "--local",
+        "--fen",
+        fen,
+        "--playouts",
+        "100",
+    ]))
+    .await;
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "\n");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("game is over") && err.contains("1-0"), "{err}");
+}

@@ -1,0 +1,152 @@
+//! `emergo play` driven through a pipe, as a scripted human, against a real server.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use emergo_bot_server::client::record::parse_pgn;
+use emergo_bot_server::config::ServerConfig;
+use emergo_tests::{TestServer, binary};
+
+/// Runs `emergo play` with `args`, feeding it `input`, in `dir`, on a blocking thread so the
+/// in-process server keeps answering.
+async fn play(args: Vec<String>, input: &str, dir: &Path) -> Output {
+    let input = input.to_owned();
+    let dir = dir.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(binary("emergo"))
+            .arg("play")
+            .args(&args)
+            .current_dir(dir)
+            .env_remove("EMERGO_SERVER")
+            .env_remove("EMERGO_AUTH_TOKEN")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn emergo play");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().expect("wait")
+    })
+    .await
+    .expect("join")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_game_with_illegal_input_undo_and_resignation() {
+    let server = TestServer::start(ServerConfig {
+        threads: 2,
+        ..Default::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("game.pgn");
+    // Corner and edge entries: some may be refused after the engine's replies (occupied, or
+    // feeding a capture); a refused one is answered and the next line is tried, which is what
+    // a human would see too.
+    let script = "e5\nc3-d4\nhello\nundo\nmoves\na1\nundo\na1\ni1\na9\ni5\na5\ne1\nhelp\nquit\n";
+    let o = play(
+        vec![
+            "--server".into(),
+            server.url.clone(),
+            "--playouts".into(),
+            "300".into(),
+            "--seed".into(),
+            "7".into(),
+            "--record".into(),
+            record.to_str().unwrap().into(),
+        ],
+        script,
+        dir.path(),
+    )
+    .await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The rules core's reasons, each followed by the legal moves.
+    assert!(
+        out.contains("White's first entry may not be on e5"),
+        "{out}"
+    );
+    assert!(out.contains("men in hand must be entered"), "{out}");
+    assert!(
+        out.contains("Cannot read \"hello\": \"hello\" is not a square"),
+        "{out}"
+    );
+    assert!(out.contains("Legal moves (40): a1 a3 a5"), "{out}");
+    assert!(out.contains("Nothing to undo"), "{out}");
+    assert!(out.contains("Took back a1 "), "{out}");
+    assert!(out.contains("(engine) plays"), "{out}");
+    assert!(out.contains("You resigned: 0-1"), "{out}");
+    assert!(out.contains(&format!("Game record written to {}", record.display())));
+
+    let records = parse_pgn(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!(r.tag("Event"), Some("emergo play"));
+    assert_eq!(r.tag("White"), Some("human"));
+    assert!(r.tag("Black").unwrap().contains("emergo-bot"), "{r:?}");
+    assert!(r.tag("Date").is_some_and(|d| d.len() == 10));
+    assert_eq!(r.result, "0-1");
+    assert_eq!(r.termination, "resignation");
+    // The undone a1 is gone; the game restarts with a1, then the engine answers each move.
+    assert_eq!(r.moves.first().map(String::as_str), Some("a1"), "{r:?}");
+    assert!(r.moves.len() >= 4 && r.moves.len() % 2 == 0, "{r:?}");
+    let game = r.replay().expect("the record replays legally");
+    assert_eq!(game.moves().len(), r.moves.len());
+    server.stop().await;
+}
+
+/// As Black, locally: the engine opens; end of input stops the game unfinished and the record
+/// goes to the default file name in the current directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_game_as_black_until_end_of_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = play(
+        vec![
+            "--local".into(),
+            "--as".into(),
+            "black".into(),
+            "--playouts".into(),
+            "200".into(),
+        ],
+        "undo\n",
+        dir.path(),
+    )
+    .await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("White (engine) plays"), "{out}");
+    assert!(out.contains("Nothing to undo"), "{out}");
+    assert!(out.contains("unfinished"), "{out}");
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(
+        name.starts_with("emergo-game-") && name.ends_with(".pgn"),
+        "{name}"
+    );
+    let records = parse_pgn(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let r = &records[0];
+    assert_eq!(r.tag("Black"), Some("human"));
+    assert!(r.tag("White").unwrap().contains("local"), "{r:?}");
+    assert_eq!(r.result, "*");
+    assert_eq!(r.termination, "unfinished");
+    assert_eq!(r.moves.len(), 1);
+    r.replay().expect("legal");
+}
