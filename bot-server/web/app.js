@@ -1,1 +1,1066 @@
-// The web board (being built).
+// The Emergo web board: plain JavaScript and SVG, no framework, no build step.
+//
+// The game is kept as a start FEN plus a move list; every position shown comes from the server
+// (`LegalMoves` gives the legal moves, the FEN after each and the game status), so the board
+// knows no rules itself: clicks are matched against the legal move strings, and illegal clicks
+// are explained by asking `ApplyMoves` why the would-be move is refused.
+//
+// URL parameters: fen, moves (comma or space separated), color (w|b), time (engine ms per move),
+// mode (play|analysis), token (bearer token when the server needs one).
+
+const INITIAL_FEN = '9/9/9/9/9/9/9/9/9 w 0 12,12';
+const FILES = 'abcdefghi';
+const S = 60; // square size in SVG units
+const M = 30; // margin for the coordinates
+const SVGNS = 'http://www.w3.org/2000/svg';
+const NAME = { w: 'White', b: 'Black' };
+const REASONS = {
+  'no-units': 'no units and no men in hand left',
+  blocked: 'the player to move is blocked',
+  'no-legal-entry': 'the player to move cannot enter',
+  repetition: 'threefold repetition',
+};
+const STOP_REASONS = {
+  STOP_REASON_TIME: 'time is up',
+  STOP_REASON_PLAYOUTS: 'playout budget used',
+  STOP_REASON_SOLVED: 'solved',
+  STOP_REASON_NODE_CAP: 'tree size cap reached',
+  STOP_REASON_SINGLE_LEGAL_MOVE: 'single legal move',
+  STOP_REASON_CANCELLED: 'cancelled',
+  STOP_REASON_DEADLINE: 'deadline',
+  STOP_REASON_SHUTDOWN: 'server shutting down',
+  STOP_REASON_BEST_MOVE_SETTLED: 'best move settled',
+  STOP_REASON_GAME_OVER: 'the game is over',
+};
+
+const $ = (id) => document.getElementById(id);
+const other = (side) => (side === 'w' ? 'b' : 'w');
+const params = new URLSearchParams(location.search);
+
+const state = {
+  mode: 'play', // 'play' (the engine answers) or 'analysis' (free moves for both sides)
+  human: 'w',
+  engineTime: 1000,
+  startFen: INITIAL_FEN,
+  moves: [],
+  cursor: 0, // the position shown is after moves[0 .. cursor)
+  gameId: newGameId(),
+  flipped: false,
+  pos: null, // { key, fen, legal: [{ move, fenAfter, path, kind }], status: { result, reason } }
+  sel: [], // squares clicked so far for the move being built
+  engine: null, // { controller } while the engine thinks
+  analysis: null, // { controller, key, fen, updates, last, running, stopReason }
+  pv: { step: 0, line: [], fen: null }, // stepping along the best line
+  generation: 0, // bumped whenever the game is replaced or taken back
+  info: null, // ServerInfo
+  token: params.get('token') || '',
+};
+
+function newGameId() {
+  const rnd = crypto.getRandomValues(new Uint32Array(2));
+  return `web-${Date.now().toString(36)}-${rnd[0].toString(36)}${rnd[1].toString(36)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server calls
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function headers() {
+  const h = { 'content-type': 'application/json' };
+  if (state.token) h.authorization = `Bearer ${state.token}`;
+  return h;
+}
+
+async function errorFrom(response) {
+  const text = await response.text();
+  let data = {};
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = { message: text };
+  }
+  return new ApiError(response.status, data.code || `HTTP ${response.status}`, data.message || text);
+}
+
+async function api(rpc, body, signal) {
+  const r = await fetch(`/v1/${rpc}`, { method: 'POST', headers: headers(), body: JSON.stringify(body), signal });
+  if (!r.ok) throw await errorFrom(r);
+  return r.json();
+}
+
+function describeError(e) {
+  if (e instanceof ApiError) {
+    const hint = {
+      429: ' (the server is busy: try again in a moment)',
+      401: ' (this server needs a token: add ?token=... to the address)',
+      503: ' (the server is unavailable or shutting down)',
+      504: ' (the server ran out of time)',
+    }[e.status] || '';
+    return `${e.code}: ${e.message}${hint}`;
+  }
+  return `${e.message || e}`;
+}
+
+function threads() {
+  const l = (state.info && state.info.limits) || {};
+  return Math.max(1, Math.min(l.maxThreadsPerRequest || 1, l.threadBudget || 1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions and moves
+
+/** Parses a FEN into units by square, side to move, turns played and men in hand. */
+function parseFen(fen) {
+  const parts = fen.trim().split(/\s+/);
+  const units = new Map();
+  parts[0].split('/').forEach((row, i) => {
+    const rank = 9 - i;
+    let file = 0;
+    for (let k = 0; k < row.length; ) {
+      const c = row[k];
+      if (c >= '0' && c <= '9') {
+        file += Number(c);
+        k += 1;
+        continue;
+      }
+      const p = row[k + 1] || '@';
+      units.set(FILES[file] + rank, {
+        owner: c === c.toUpperCase() ? 'w' : 'b',
+        controllers: c.toUpperCase().charCodeAt(0) - 64,
+        prisoners: p === '@' ? 0 : p.toUpperCase().charCodeAt(0) - 64,
+      });
+      file += 1;
+      k += 2;
+    }
+  });
+  const [w, b] = (parts[3] || '0,0').split(',').map(Number);
+  return { units, side: parts[1] || 'w', turns: Number(parts[2] || 0), hand: { w, b } };
+}
+
+const movePath = (move) => move.split(/[-x]/);
+const moveKind = (move) => (move.includes('x') ? 'capture' : move.includes('-') ? 'step' : 'entry');
+const startsWith = (path, prefix) => prefix.every((sq, i) => path[i] === sq);
+const posKey = (moves) => `${state.startFen}|${moves.join(' ')}`;
+const startSide = () => parseFen(state.startFen).side;
+/** The side that plays moves[ply] (and so is to move after `ply` moves). */
+const sideAt = (ply) => (ply % 2 === 0 ? startSide() : other(startSide()));
+const sideToMove = () => sideAt(state.cursor);
+const gameOver = () => state.pos && state.pos.status.result !== '*';
+const shownMoves = () => state.moves.slice(0, state.cursor);
+
+function isNeighbour(a, b) {
+  const df = Math.abs(FILES.indexOf(a[0]) - FILES.indexOf(b[0]));
+  const dr = Math.abs(Number(a.slice(1)) - Number(b.slice(1)));
+  return df === 1 && dr === 1;
+}
+
+function describeStatus(status) {
+  if (!status || status.result === '*') return '';
+  const why = REASONS[status.reason] || status.reason || '';
+  const who =
+    status.result === '1-0' ? 'White wins' : status.result === '0-1' ? 'Black wins' : status.result === '1/2' ? 'Draw' : status.result;
+  return `Game over: ${status.result} — ${who}${why ? ` (${status.reason}: ${why})` : ''}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Game flow
+
+let refreshSeq = 0;
+
+/** Asks the server about the shown position; false when it failed or was overtaken. */
+async function refresh() {
+  const seq = ++refreshSeq;
+  const moves = shownMoves();
+  const key = posKey(moves);
+  setBusy('wait');
+  try {
+    const r = await api('LegalMoves', { position: { fen: state.startFen, moves } });
+    if (seq !== refreshSeq) return false;
+    state.pos = {
+      key,
+      fen: r.fen,
+      legal: (r.moves || []).map((m) => ({ move: m.move, fenAfter: m.fenAfter, path: movePath(m.move), kind: moveKind(m.move) })),
+      status: { result: (r.status && r.status.result) || '*', reason: (r.status && r.status.reason) || '' },
+    };
+    state.sel = [];
+    render();
+    return true;
+  } catch (e) {
+    if (seq === refreshSeq) {
+      say(describeError(e), 'error');
+      render();
+    }
+    return false;
+  }
+}
+
+/** Replaces the game or takes moves back: stops the engine's search for the old game. */
+function bumpGeneration() {
+  state.generation += 1;
+  if (state.engine) {
+    state.engine.controller.abort();
+    state.engine = null;
+  }
+}
+
+async function afterChange() {
+  resetPv(false);
+  const ok = await refresh();
+  if (!ok) return;
+  const engineTurn =
+    state.mode === 'play' && !gameOver() && state.cursor === state.moves.length && sideToMove() !== state.human;
+  const a = state.analysis;
+  if (a && a.key !== state.pos.key) {
+    if (a.running && !engineTurn) startAnalysis(); // the analysis follows the board
+    else {
+      stopAnalysis();
+      clearAnalysis();
+    }
+  }
+  if (engineTurn) maybeEngineMove(); // not awaited: clicks meanwhile are answered
+}
+
+async function maybeEngineMove(force = false) {
+  if (state.engine || !state.pos || gameOver()) return;
+  if (!force) {
+    if (state.mode !== 'play' || state.cursor !== state.moves.length || sideToMove() === state.human) return;
+  }
+  if (state.pos.key !== posKey(shownMoves())) return;
+  stopAnalysis();
+  const gen = state.generation;
+  const controller = new AbortController();
+  state.engine = { controller };
+  const moves = shownMoves();
+  render();
+  try {
+    const r = await api(
+      'BestMove',
+      {
+        position: { fen: state.startFen, moves },
+        limits: { maxTimeMs: state.engineTime },
+        options: { gameId: state.gameId, threads: threads() },
+      },
+      controller.signal,
+    );
+    if (gen !== state.generation) return;
+    state.engine = null;
+    const a = r.analysis || {};
+    const stats = a.stats || {};
+    if (r.bestMove) {
+      state.moves = moves.concat([r.bestMove]);
+      state.cursor = state.moves.length;
+      const v = a.rootValue !== undefined ? a.rootValue : 0;
+      $('engine-info').textContent =
+        `Engine played ${r.bestMove} (${Number(stats.playouts || 0).toLocaleString('en')} playouts, ` +
+        `its winning chances ${(100 * (1 - v)).toFixed(1)}%).`;
+    }
+    await afterChange();
+  } catch (e) {
+    if (gen !== state.generation) return;
+    state.engine = null;
+    if (e.name !== 'AbortError') say(`The engine could not move: ${describeError(e)}. Press "Engine move" to retry.`, 'error');
+    render();
+  }
+}
+
+async function playMove(m) {
+  state.moves = shownMoves().concat([m.move]);
+  state.cursor = state.moves.length;
+  state.sel = [];
+  clearMessage();
+  await afterChange();
+}
+
+function newGame(fen = INITIAL_FEN, moves = []) {
+  bumpGeneration();
+  stopAnalysis();
+  clearAnalysis();
+  state.startFen = fen;
+  state.moves = moves;
+  state.cursor = moves.length;
+  state.gameId = newGameId();
+  state.sel = [];
+  state.pos = null;
+  $('engine-info').textContent = '';
+  $('fen-input').value = fen;
+  $('moves-input').value = moves.join(' ');
+  return afterChange();
+}
+
+function undo() {
+  clearMessage();
+  let keep;
+  if (state.mode === 'play') {
+    // Take back the engine's reply (if any) and the player's last move.
+    let k = state.moves.length;
+    while (k > 0 && sideAt(k - 1) !== state.human) k -= 1;
+    if (k === 0) return say('Nothing of yours to take back.', 'info');
+    keep = k - 1;
+  } else {
+    if (state.cursor === 0) return say('Nothing to take back.', 'info');
+    keep = state.cursor - 1;
+  }
+  bumpGeneration();
+  state.moves = state.moves.slice(0, keep);
+  state.cursor = state.moves.length;
+  return afterChange();
+}
+
+function navigate(to) {
+  const c = Math.max(0, Math.min(state.moves.length, to));
+  if (c === state.cursor) return;
+  if (state.engine) bumpGeneration();
+  state.cursor = c;
+  clearMessage();
+  afterChange();
+}
+
+async function loadFromInputs() {
+  const fen = $('fen-input').value.trim() || INITIAL_FEN;
+  const moves = $('moves-input').value.split(/[\s,]+/).filter(Boolean);
+  try {
+    await api('LegalMoves', { position: { fen, moves } });
+  } catch (e) {
+    say(`Cannot load this position: ${describeError(e)}`, 'error');
+    return;
+  }
+  clearMessage();
+  await newGame(fen, moves);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clicks
+
+let clickChain = Promise.resolve();
+
+function onBoardClick(event) {
+  const target = event.target.closest('[data-square]');
+  if (!target) return;
+  const sq = target.dataset.square;
+  clickChain = clickChain.then(() => onSquareClick(sq)).catch((e) => say(describeError(e), 'error'));
+}
+
+async function onSquareClick(sq) {
+  const pos = state.pos;
+  if (!pos || pos.key !== posKey(shownMoves())) return say('One moment: the position is loading.', 'info');
+  if (gameOver()) return say(`${describeStatus(pos.status)}. Start a new game or take moves back.`, 'error');
+  if (state.mode === 'play') {
+    if (state.engine) return say('Wait: the engine is thinking.', 'info');
+    if (state.cursor !== state.moves.length) {
+      return say('You are looking at an earlier position: go to the last move (>|) to play on, or switch to analysis mode to try a variation here.', 'error');
+    }
+    if (sideToMove() !== state.human) return say(`It is the engine's turn (${NAME[sideToMove()]}): press "Engine move".`, 'error');
+  }
+  if (state.pv.step > 0) resetPv(true);
+  const path = state.sel.concat([sq]);
+  const candidates = pos.legal.filter((m) => startsWith(m.path, path));
+  if (candidates.length === 0) {
+    if (state.sel.length === 1 && sq === state.sel[0]) {
+      state.sel = [];
+      clearMessage();
+      return render();
+    }
+    if (state.sel.length > 0 && pos.legal.some((m) => m.path.length > 1 && m.path[0] === sq)) {
+      state.sel = [sq];
+      clearMessage();
+      return render();
+    }
+    return explainIllegal(path);
+  }
+  const complete = candidates.filter((m) => m.path.length === path.length);
+  if (candidates.length === 1 && complete.length === 1) return playMove(complete[0]);
+  state.sel = path;
+  clearMessage();
+  render();
+}
+
+function captureHint(pos) {
+  const captures = pos.legal.filter((m) => m.kind === 'capture');
+  if (captures.length === 0) return '';
+  const shown = captures.slice(0, 3).map((m) => m.move).join(', ');
+  return ` A capture is compulsory: ${shown}${captures.length > 3 ? ', …' : ''}`;
+}
+
+/** Says why the clicks `path` do not make a legal move, asking the server for the rule. */
+async function explainIllegal(path) {
+  const pos = state.pos;
+  const sq = path[path.length - 1];
+  const prefix = path.slice(0, -1);
+  const board = parseFen(pos.fen);
+  const side = board.side;
+  let attempt = '';
+  let reason = '';
+  if (prefix.length === 0) {
+    const unit = board.units.get(sq);
+    if (!unit) attempt = sq; // an entry
+    else if (unit.owner !== side) reason = `the unit on ${sq} is the opponent's`;
+    else if (pos.legal.some((m) => m.kind === 'capture')) reason = `that square is not a legal start: the unit on ${sq} has no capture`;
+    else if (board.hand[side] > 0) reason = `that square is not a legal start: men in hand must be entered before any unit may move`;
+    else reason = `that square is not a legal start: the unit on ${sq} has no legal move`;
+  } else {
+    attempt = prefix.length === 1 && isNeighbour(prefix[0], sq) ? `${prefix[0]}-${sq}` : path.join('x');
+  }
+  if (attempt) {
+    try {
+      const r = await api('ApplyMoves', { fen: pos.fen, moves: [attempt] });
+      if (!r.ok && r.error) reason = r.error;
+    } catch {
+      // keep the local reason
+    }
+    if (state.pos !== pos) return undefined; // the position changed meanwhile
+    if (!reason) reason = `${attempt} is not a legal move here`;
+  }
+  let text = `Illegal: ${reason}.`;
+  const next = [...new Set(pos.legal.filter((m) => prefix.length && startsWith(m.path, prefix)).map((m) => m.path[prefix.length]))];
+  if (next.length) text += ` From ${prefix.length > 1 ? prefix.join('x') : prefix[0]} the next square can be ${next.join(', ')}.`;
+  else text += captureHint(pos);
+  say(text, 'error');
+  render();
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Analysis
+
+function analysisLimits() {
+  const cap = (state.info && state.info.limits && state.info.limits.maxTimeMs) || 60000;
+  return { maxTimeMs: cap };
+}
+
+async function startAnalysis() {
+  stopAnalysis();
+  if (state.engine) return say('Wait: the engine is thinking.', 'info');
+  if (!state.pos) return undefined;
+  const moves = shownMoves();
+  const a = {
+    controller: new AbortController(),
+    key: posKey(moves),
+    fen: state.pos.fen,
+    updates: 0,
+    last: null,
+    running: true,
+    stopReason: '',
+  };
+  state.analysis = a;
+  resetPv(false);
+  renderAnalysis();
+  const body = {
+    position: { fen: state.startFen, moves },
+    limits: analysisLimits(),
+    options: { multiPv: 3, pvLength: 16, exhaustive: true, threads: threads(), gameId: `${state.gameId}-analysis` },
+    reportIntervalMs: 250,
+  };
+  try {
+    const r = await fetch('/v1/Analyze', { method: 'POST', headers: headers(), body: JSON.stringify(body), signal: a.controller.signal });
+    if (!r.ok) throw await errorFrom(r);
+    const reader = r.body.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, { stream: true }).replace(/\r/g, '');
+      let end;
+      while ((end = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        onSseEvent(a, block);
+      }
+    }
+  } catch (e) {
+    if (e.name !== 'AbortError' && state.analysis === a) say(`Analysis failed: ${describeError(e)}`, 'error');
+  } finally {
+    a.running = false;
+    a.controller = null;
+    if (state.analysis === a) renderAnalysis();
+  }
+  return undefined;
+}
+
+function onSseEvent(a, block) {
+  let name = 'message';
+  const data = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) continue; // keep-alive comment
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') name = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (data.length === 0 || state.analysis !== a) return;
+  const payload = JSON.parse(data.join('\n'));
+  if (name === 'error') {
+    say(`Analysis failed: ${payload.code}: ${payload.message}`, 'error');
+    return;
+  }
+  a.updates += 1;
+  a.last = payload;
+  if (name === 'final') a.stopReason = payload.stopReason || '';
+  renderAnalysis();
+}
+
+function stopAnalysis() {
+  const a = state.analysis;
+  if (a && a.running) {
+    a.running = false;
+    a.stopReason = a.stopReason || 'stopped';
+    if (a.controller) a.controller.abort(); // closes the stream: the server cancels the search
+    renderAnalysis();
+  }
+}
+
+function clearAnalysis() {
+  state.analysis = null;
+  resetPv(false);
+  renderAnalysis();
+}
+
+/** The analysis of the shown position, if any. */
+function currentAnalysis() {
+  const a = state.analysis;
+  return a && a.last && state.pos && a.key === state.pos.key ? a : null;
+}
+
+function bestLine() {
+  const a = currentAnalysis();
+  const best = a && a.last.moves && a.last.moves[0];
+  return best ? best.pv || [best.move] : [];
+}
+
+function resetPv(doRender = true) {
+  state.pv = { step: 0, line: [], fen: null };
+  if (doRender) render();
+}
+
+let pvSeq = 0;
+async function stepPv(delta) {
+  const line = state.pv.step > 0 ? state.pv.line : bestLine();
+  if (!line.length || !state.pos) return;
+  const step = Math.max(0, Math.min(line.length, state.pv.step + delta));
+  if (step === 0) return resetPv(true);
+  const seq = ++pvSeq;
+  try {
+    const r = await api('ApplyMoves', { fen: state.pos.fen, moves: line.slice(0, step) });
+    if (seq !== pvSeq) return undefined;
+    state.pv = { step, line, fen: r.fen };
+    render();
+  } catch (e) {
+    say(describeError(e), 'error');
+  }
+  return undefined;
+}
+
+function proofText(proof, plies) {
+  if (proof === 'PROOF_STATUS_WIN') return `win in ${plies || 0}`;
+  if (proof === 'PROOF_STATUS_LOSS') return `loss in ${plies || 0}`;
+  if (proof === 'PROOF_STATUS_DRAW') return 'draw';
+  return '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export
+
+async function gameRecord() {
+  let status = state.pos && state.cursor === state.moves.length ? state.pos.status : null;
+  if (!status) {
+    const r = await api('ApplyMoves', { fen: state.startFen, moves: state.moves });
+    status = { result: (r.status && r.status.result) || '*', reason: (r.status && r.status.reason) || '' };
+  }
+  const engineName = `emergo-bot ${(state.info && state.info.version) || ''} (${state.engineTime / 1000} s/move)`.replace('  ', ' ');
+  const white = state.mode === 'play' ? (state.human === 'w' ? 'Human' : engineName) : '?';
+  const black = state.mode === 'play' ? (state.human === 'b' ? 'Human' : engineName) : '?';
+  const d = new Date();
+  const date = `${d.getFullYear()}.${String(d.getMonth() + 1).padStart(2, '0')}.${String(d.getDate()).padStart(2, '0')}`;
+  const tags = [
+    ['Event', state.mode === 'play' ? 'Emergo game against the engine' : 'Emergo analysis'],
+    ['Date', date],
+    ['White', white],
+    ['Black', black],
+    ['FEN', state.startFen],
+    ['Result', status.result],
+    ['Termination', status.reason || (status.result === '*' ? 'unterminated' : 'normal')],
+  ];
+  const tokens = [];
+  let number = 1;
+  state.moves.forEach((m, i) => {
+    const side = sideAt(i);
+    if (side === 'w') tokens.push(`${number}.`);
+    else if (i === 0) tokens.push(`${number}...`);
+    tokens.push(m);
+    if (side === 'b') number += 1;
+  });
+  tokens.push(status.result);
+  const lines = [];
+  let line = '';
+  for (const t of tokens) {
+    if (line && line.length + 1 + t.length > 79) {
+      lines.push(line);
+      line = t;
+    } else line = line ? `${line} ${t}` : t;
+  }
+  if (line) lines.push(line);
+  return `${tags.map(([k, v]) => `[${k} "${String(v).replace(/"/g, "'")}"]`).join('\n')}\n\n${lines.join('\n')}\n`;
+}
+
+async function exportText(text, what) {
+  const box = $('export');
+  box.value = text;
+  try {
+    await navigator.clipboard.writeText(text);
+    say(`${what} copied to the clipboard.`, 'info');
+  } catch {
+    box.focus();
+    box.select();
+    let copied = false;
+    try {
+      copied = document.execCommand('copy');
+    } catch {
+      copied = false;
+    }
+    say(copied ? `${what} copied to the clipboard.` : `${what} is in the Export box below (the clipboard is not available).`, 'info');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages and status
+
+function say(text, kind = 'info') {
+  const el = $('message');
+  el.textContent = text;
+  el.dataset.kind = kind;
+}
+
+function clearMessage() {
+  const el = $('message');
+  el.textContent = '';
+  el.dataset.kind = '';
+}
+
+function setBusy(what) {
+  $('status').dataset.state = what;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+function svg(tag, attrs = {}, parent = null) {
+  const el = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (parent) parent.appendChild(el);
+  return el;
+}
+
+function center(sq) {
+  const f = FILES.indexOf(sq[0]);
+  const r = Number(sq.slice(1)) - 1;
+  const x = state.flipped ? 8 - f : f;
+  const y = state.flipped ? r : 8 - r;
+  return [M + x * S + S / 2, M + y * S + S / 2];
+}
+
+let builtFlipped = null;
+const layers = {};
+
+/** The static board (squares and coordinates); rebuilt only when flipped. */
+function buildBoard() {
+  const board = $('board');
+  board.textContent = '';
+  const defs = svg('defs', {}, board);
+  for (const side of ['w', 'b']) {
+    const marker = svg('marker', { id: `head-${side}`, viewBox: '0 0 10 10', refX: '6', refY: '5', markerWidth: '4', markerHeight: '4', orient: 'auto-start-reverse' }, defs);
+    svg('path', { d: 'M0,0 L10,5 L0,10 z', class: `arrowhead arrow-${side}` }, marker);
+  }
+  svg('rect', { x: 0, y: 0, width: 2 * M + 9 * S, height: 2 * M + 9 * S, class: 'frame' }, board);
+  const squares = svg('g', { id: 'squares' }, board);
+  for (let r = 1; r <= 9; r += 1) {
+    for (let f = 0; f < 9; f += 1) {
+      const sq = FILES[f] + r;
+      const [cx, cy] = center(sq);
+      const playable = (f + r - 1) % 2 === 0;
+      const rect = svg('rect', { x: cx - S / 2, y: cy - S / 2, width: S, height: S, class: playable ? 'sq dark' : 'sq light' }, squares);
+      if (playable) {
+        rect.dataset.square = sq;
+        const title = svg('title', {}, rect);
+        title.textContent = sq;
+      }
+    }
+  }
+  const coords = svg('g', { class: 'coords' }, board);
+  for (let i = 0; i < 9; i += 1) {
+    const [x] = center(`${FILES[i]}1`);
+    const [, y] = center(`a${i + 1}`);
+    for (const yy of [M / 2, 2 * M + 9 * S - M / 2]) svg('text', { x, y: yy }, coords).textContent = FILES[i];
+    for (const xx of [M / 2, 2 * M + 9 * S - M / 2]) svg('text', { x: xx, y }, coords).textContent = String(i + 1);
+  }
+  layers.units = svg('g', { id: 'units' }, board);
+  layers.marks = svg('g', { id: 'marks' }, board);
+  layers.arrows = svg('g', { id: 'arrows' }, board);
+  board.setAttribute('viewBox', `0 0 ${2 * M + 9 * S} ${2 * M + 9 * S}`);
+  builtFlipped = state.flipped;
+}
+
+function drawUnit(parent, sq, unit) {
+  const [cx, cy] = center(sq);
+  const g = svg('g', { class: `unit unit-${unit.owner}` }, parent);
+  g.dataset.unit = sq;
+  g.dataset.owner = unit.owner;
+  g.dataset.controllers = unit.controllers;
+  g.dataset.prisoners = unit.prisoners;
+  const prisonerSide = other(unit.owner);
+  const title = svg('title', {}, g);
+  title.textContent =
+    `${sq}: ${unit.controllers} ${NAME[unit.owner].toLowerCase()}` +
+    (unit.prisoners ? ` over ${unit.prisoners} ${NAME[prisonerSide].toLowerCase()} prisoner${unit.prisoners > 1 ? 's' : ''}` : '');
+  if (unit.prisoners > 0) {
+    svg('circle', { cx, cy, r: 25, class: `band man-${prisonerSide}` }, g);
+    svg('circle', { cx, cy, r: 17, class: `disc man-${unit.owner}` }, g);
+  } else {
+    svg('circle', { cx, cy, r: 22, class: `disc man-${unit.owner}` }, g);
+  }
+  svg('text', { x: cx, y: cy + 1, class: `count text-${unit.owner}` }, g).textContent = String(unit.controllers);
+  if (unit.prisoners > 0) {
+    svg('circle', { cx: cx + 18, cy: cy + 18, r: 10, class: `badge man-${prisonerSide}` }, g);
+    svg('text', { x: cx + 18, y: cy + 19, class: `badge-count text-${prisonerSide}` }, g).textContent = String(unit.prisoners);
+  }
+}
+
+function drawArrows(line, fen) {
+  const layer = layers.arrows;
+  layer.textContent = '';
+  if (!line.length) return;
+  let side = parseFen(fen).side;
+  line.slice(0, 4).forEach((move, i) => {
+    const path = movePath(move);
+    const opacity = (1 - i * 0.17).toFixed(2);
+    const g = svg('g', { class: `arrow arrow-${side}`, opacity }, layer);
+    g.dataset.move = move;
+    g.dataset.index = i + 1;
+    let label;
+    if (path.length === 1) {
+      const [cx, cy] = center(path[0]);
+      svg('circle', { cx, cy, r: 26, class: 'entry-mark' }, g);
+      label = [cx - 20, cy - 20];
+    } else {
+      const pts = path.map(center);
+      // Stop short of the last centre so the arrowhead does not hide the unit.
+      const [x1, y1] = pts[pts.length - 2];
+      const [x2, y2] = pts[pts.length - 1];
+      const len = Math.hypot(x2 - x1, y2 - y1);
+      const k = (len - 14) / len;
+      pts[pts.length - 1] = [x1 + (x2 - x1) * k, y1 + (y2 - y1) * k];
+      svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'shaft', 'marker-end': `url(#head-${side})` }, g);
+      // On a square corner: a quarter of a jump (its middle is the jumped unit), half a step.
+      const t = path.length > 1 && move.includes('x') ? 0.25 : 0.5;
+      label = [pts[0][0] + (pts[1][0] - pts[0][0]) * t, pts[0][1] + (pts[1][1] - pts[0][1]) * t];
+    }
+    svg('circle', { cx: label[0], cy: label[1], r: 9, class: 'arrow-label-bg' }, g);
+    svg('text', { x: label[0], y: label[1] + 1, class: 'arrow-label' }, g).textContent = String(i + 1);
+    side = other(side);
+  });
+}
+
+function renderHands(board) {
+  const bottom = state.flipped ? 'b' : 'w';
+  for (const [id, side] of [['hand-bottom', bottom], ['hand-top', other(bottom)]]) {
+    const el = $(id);
+    el.dataset.hand = side;
+    el.dataset.count = board ? board.hand[side] : '';
+    const toMove = board && board.side === side && !gameOver();
+    el.classList.toggle('to-move', Boolean(toMove));
+    const who = state.mode === 'play' ? (side === state.human ? ' (you)' : ' (engine)') : '';
+    el.innerHTML = '';
+    const dot = document.createElement('span');
+    dot.className = `hand-man man-${side}`;
+    el.appendChild(dot);
+    const text = document.createElement('span');
+    text.textContent = `${NAME[side]}${who}: ${board ? board.hand[side] : '?'} in hand${toMove ? ' — to move' : ''}`;
+    el.appendChild(text);
+  }
+}
+
+function renderStatus() {
+  const el = $('status');
+  const pos = state.pos;
+  if (!pos) {
+    el.textContent = 'Loading…';
+    el.dataset.state = 'wait';
+    return;
+  }
+  const board = parseFen(pos.fen);
+  el.dataset.turn = board.side;
+  el.dataset.result = pos.status.result;
+  el.dataset.reason = pos.status.reason;
+  el.dataset.ply = String(state.cursor);
+  if (gameOver()) {
+    el.textContent = describeStatus(pos.status);
+    el.dataset.state = 'over';
+  } else if (state.engine) {
+    el.textContent = `${NAME[board.side]} to move — the engine is thinking…`;
+    el.dataset.state = 'engine';
+  } else {
+    let who = '';
+    if (state.mode === 'play') {
+      if (state.cursor !== state.moves.length) who = ' (viewing an earlier position)';
+      else who = board.side === state.human ? ' — your move' : ' — the engine’s move';
+    }
+    el.textContent = `${NAME[board.side]} to move${who}`;
+    el.dataset.state = 'ready';
+  }
+}
+
+function renderMoveList() {
+  const list = $('move-list');
+  list.textContent = '';
+  let li = null;
+  state.moves.forEach((m, i) => {
+    const side = sideAt(i);
+    if (!li || side === 'w') {
+      li = document.createElement('li');
+      list.appendChild(li);
+      if (side === 'b') li.appendChild(Object.assign(document.createElement('span'), { className: 'move blank', textContent: '…' }));
+    }
+    const span = document.createElement('span');
+    span.className = `move${i + 1 === state.cursor ? ' current' : ''}`;
+    span.textContent = m;
+    span.dataset.ply = String(i + 1);
+    span.addEventListener('click', () => navigate(i + 1));
+    li.appendChild(span);
+  });
+  const current = list.querySelector('.current');
+  if (current) current.scrollIntoView({ block: 'nearest' });
+}
+
+function renderAnalysis() {
+  const a = state.analysis;
+  const table = $('analysis-table');
+  const body = table.querySelector('tbody');
+  $('analyze-start').disabled = Boolean(a && a.running);
+  $('analyze-stop').disabled = !(a && a.running);
+  const st = $('analysis-state');
+  if (!a) st.textContent = 'idle';
+  else if (a.running) st.textContent = a.updates ? `running (${a.updates} updates)` : 'starting…';
+  else st.textContent = `stopped${a.stopReason && a.stopReason !== 'stopped' ? `: ${STOP_REASONS[a.stopReason] || a.stopReason}` : ''}`;
+  st.dataset.state = !a ? 'idle' : a.running ? 'running' : 'stopped';
+  const last = a && a.last;
+  table.dataset.updates = String(a ? a.updates : 0);
+  body.textContent = '';
+  const summary = $('analysis-summary');
+  if (!last) {
+    summary.textContent = '';
+    table.dataset.playouts = '0';
+    render(false);
+    return;
+  }
+  const stats = last.stats || {};
+  const side = parseFen(last.fen || a.fen).side;
+  const rootProof = proofText(last.rootProof, last.rootProofPlies);
+  table.dataset.playouts = String(Number(stats.playouts || 0));
+  summary.textContent =
+    `${NAME[side]} to move: ${(100 * (last.rootValue || 0)).toFixed(1)}%${rootProof ? ` (${rootProof})` : ''} · ` +
+    `best ${last.bestMove || '—'} · ${Number(stats.playouts || 0).toLocaleString('en')} playouts · ` +
+    `${Math.round(Number(stats.playoutsPerSecond || 0)).toLocaleString('en')}/s · depth ${stats.maxDepth || 0} · ` +
+    `${((Number(stats.elapsedMs || 0)) / 1000).toFixed(1)} s`;
+  for (const m of (last.moves || []).slice(0, 10)) {
+    const tr = document.createElement('tr');
+    tr.dataset.move = m.move;
+    tr.dataset.visits = String(Number(m.visits || 0));
+    const cells = [
+      m.move,
+      Number(m.visits || 0).toLocaleString('en'),
+      (100 * (m.value || 0)).toFixed(1),
+      proofText(m.proof, m.proofPlies),
+      (m.pv || [m.move]).slice(0, 6).join(' ') + ((m.pv || []).length > 6 ? ' …' : ''),
+    ];
+    cells.forEach((c, i) => {
+      const td = document.createElement('td');
+      td.textContent = c;
+      if (i === 4) td.className = 'pv';
+      tr.appendChild(td);
+    });
+    body.appendChild(tr);
+  }
+  render(false);
+}
+
+/** Redraws the board, the hands, the status and the controls from the state. */
+function render(withAnalysis = true) {
+  if (builtFlipped !== state.flipped) buildBoard();
+  const pos = state.pos;
+  const fen = state.pv.step > 0 && state.pv.fen ? state.pv.fen : pos && pos.fen;
+  const board = fen ? parseFen(fen) : null;
+  const svgEl = $('board');
+  svgEl.dataset.fen = fen || '';
+  svgEl.dataset.ply = String(state.cursor);
+  svgEl.dataset.preview = String(state.pv.step);
+
+  // Units.
+  layers.units.textContent = '';
+  if (board) for (const [sq, unit] of board.units) drawUnit(layers.units, sq, unit);
+
+  // Square highlights: last move, selection, next targets, legal starts.
+  const last = state.pv.step > 0 ? state.pv.line[state.pv.step - 1] : state.cursor > 0 ? state.moves[state.cursor - 1] : null;
+  const lastPath = last ? movePath(last) : [];
+  const sel = state.sel;
+  const targets = new Set();
+  if (pos && sel.length && state.pv.step === 0) {
+    for (const m of pos.legal) if (m.path.length > sel.length && startsWith(m.path, sel)) targets.add(m.path[sel.length]);
+  }
+  for (const rect of svgEl.querySelectorAll('rect[data-square]')) {
+    const sq = rect.dataset.square;
+    rect.classList.toggle('last', lastPath.includes(sq));
+    rect.classList.toggle('sel', sel.includes(sq));
+    rect.classList.toggle('target', targets.has(sq));
+  }
+  layers.marks.textContent = '';
+  for (const sq of targets) {
+    const [cx, cy] = center(sq);
+    svg('circle', { cx, cy, r: 8, class: 'target-dot' }, layers.marks);
+  }
+  if (sel.length > 1) svg('polyline', { points: sel.map((sq) => center(sq).join(',')).join(' '), class: 'sel-path' }, layers.marks);
+  sel.forEach((sq, i) => {
+    const [cx, cy] = center(sq);
+    if (i > 0) svg('text', { x: cx - 20, y: cy - 18, class: 'sel-index' }, layers.marks).textContent = String(i);
+  });
+
+  // Arrows for the best line.
+  const a = currentAnalysis();
+  if (a && fen) {
+    const line = state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine();
+    drawArrows(line, fen);
+  } else layers.arrows.textContent = '';
+  const pvLine = state.pv.step > 0 ? state.pv.line : bestLine();
+  $('pv-position').textContent = pvLine.length ? `${state.pv.step} / ${pvLine.length}` : '';
+  $('pv-back').disabled = state.pv.step === 0;
+  $('pv-first').disabled = state.pv.step === 0;
+  $('pv-forward').disabled = !pvLine.length || state.pv.step >= pvLine.length;
+
+  renderHands(board);
+  renderStatus();
+  if (withAnalysis) renderMoveList();
+  $('fen').textContent = fen || '';
+  $('nav-back').disabled = state.cursor === 0;
+  $('nav-first').disabled = state.cursor === 0;
+  $('nav-forward').disabled = state.cursor >= state.moves.length;
+  $('nav-last').disabled = state.cursor >= state.moves.length;
+  $('undo').disabled = state.moves.length === 0;
+  $('engine-move').disabled = Boolean(state.engine) || !pos || gameOver();
+  $('mode').value = state.mode;
+  $('color').value = state.human;
+  document.body.dataset.mode = state.mode;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start-up
+
+function wire() {
+  $('board').addEventListener('click', onBoardClick);
+  $('new-game').addEventListener('click', () => {
+    clearMessage();
+    state.human = $('color').value;
+    state.flipped = state.human === 'b';
+    newGame();
+  });
+  $('undo').addEventListener('click', () => undo());
+  $('flip').addEventListener('click', () => {
+    state.flipped = !state.flipped;
+    render();
+  });
+  $('engine-move').addEventListener('click', () => {
+    clearMessage();
+    if (state.mode === 'play' && state.cursor === state.moves.length) state.human = other(sideToMove());
+    maybeEngineMove(true);
+  });
+  $('mode').addEventListener('change', (e) => {
+    state.mode = e.target.value;
+    clearMessage();
+    if (state.mode === 'analysis') bumpGeneration();
+    render();
+    if (state.mode === 'play') maybeEngineMove();
+  });
+  $('color').addEventListener('change', (e) => {
+    state.human = e.target.value;
+    state.flipped = state.human === 'b';
+    render();
+    maybeEngineMove();
+  });
+  $('engine-time').addEventListener('change', (e) => {
+    state.engineTime = Number(e.target.value);
+  });
+  $('load-fen').addEventListener('click', () => loadFromInputs());
+  $('nav-first').addEventListener('click', () => navigate(0));
+  $('nav-back').addEventListener('click', () => navigate(state.cursor - 1));
+  $('nav-forward').addEventListener('click', () => navigate(state.cursor + 1));
+  $('nav-last').addEventListener('click', () => navigate(state.moves.length));
+  $('analyze-start').addEventListener('click', () => {
+    clearMessage();
+    startAnalysis();
+  });
+  $('analyze-stop').addEventListener('click', () => stopAnalysis());
+  $('pv-first').addEventListener('click', () => resetPv(true));
+  $('pv-back').addEventListener('click', () => stepPv(-1));
+  $('pv-forward').addEventListener('click', () => stepPv(1));
+  $('copy-fen').addEventListener('click', () => {
+    const fen = $('board').dataset.fen;
+    if (fen) exportText(fen, 'FEN');
+  });
+  $('copy-pgn').addEventListener('click', async () => {
+    try {
+      await exportText(await gameRecord(), 'Game record');
+    } catch (e) {
+      say(describeError(e), 'error');
+    }
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.target.closest('input, textarea, select')) return;
+    if (e.key === 'ArrowLeft') navigate(state.cursor - 1);
+    else if (e.key === 'ArrowRight') navigate(state.cursor + 1);
+    else if (e.key === 'Escape' && state.sel.length) {
+      state.sel = [];
+      render();
+    }
+  });
+}
+
+async function main() {
+  wire();
+  const time = Number(params.get('time'));
+  if (time > 0) {
+    state.engineTime = time;
+    const select = $('engine-time');
+    if (![...select.options].some((o) => Number(o.value) === time)) {
+      select.appendChild(new Option(`${time / 1000} s`, String(time)));
+    }
+    select.value = String(time);
+  } else state.engineTime = Number($('engine-time').value);
+  if (params.get('color') === 'b' || params.get('color') === 'w') state.human = params.get('color');
+  if (params.get('mode') === 'analysis') state.mode = 'analysis';
+  state.flipped = state.human === 'b';
+  render();
+  try {
+    state.info = await api('ServerInfo', {});
+    const i = state.info;
+    $('server-info').textContent = `emergo-bot ${i.version || ''} · rules ${i.rulesVersion || '?'} · ${i.replica || ''}`;
+  } catch (e) {
+    say(`Cannot reach the server: ${describeError(e)}`, 'error');
+  }
+  const fen = params.get('fen') || INITIAL_FEN;
+  const moves = (params.get('moves') || '').split(/[\s,]+/).filter(Boolean);
+  try {
+    await api('LegalMoves', { position: { fen, moves } });
+    await newGame(fen, moves);
+  } catch (e) {
+    say(`Cannot load the position from the address: ${describeError(e)}`, 'error');
+    await newGame();
+  }
+}
+
+main();

@@ -1,0 +1,283 @@
+// Browser test of the web board: a real headless Chromium (Debian's /usr/bin/chromium) driven by
+// playwright-core, against a running bot server.
+//
+//   node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR
+//
+// It plays against the engine by clicking (entries, an illegal click, undo, the game record), plays
+// a five-jump capture chain square by square, runs a live analysis (the table updates, visits grow,
+// the best line is drawn with arrows and can be stepped through), stops it (the server's search
+// ends), and saves screenshots. Exits non-zero with a message on the first failure.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const [base, shotDir] = process.argv.slice(2);
+if (!base || !shotDir) {
+  console.error('usage: node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR');
+  process.exit(2);
+}
+const BASE = base.replace(/\/$/, '');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const INITIAL = '9/9/9/9/9/9/9/9/9 w 0 12,12';
+const CHAIN_FEN = '9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0';
+const CHAIN = ['d4', 'b6', 'd8', 'f6', 'd4', 'b6'];
+const T = 30_000; // default wait
+// A middlegame (30 turns of engine self-play) where the best line has captures and steps.
+const MIDGAME = 'e1,a3,c1,d6,a9,d4,g5,c3,a5,i7,f4,c9,f2,e9,i1,g1,d2,g1xe3,d2xb4,a3xc5,a5xc3xe5xc7,b8,f4xd2,b8xd6,g1,i3,a5,g3,f2,c3';
+
+class Failure extends Error {}
+const check = (cond, message) => {
+  if (!cond) throw new Failure(message);
+};
+const log = (...a) => console.log('[web-board]', ...a);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function api(rpc, body) {
+  const r = await fetch(`${BASE}/v1/${rpc}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const data = await r.json();
+  check(r.ok, `${rpc} answered HTTP ${r.status}: ${JSON.stringify(data)}`);
+  return data;
+}
+
+async function waitFor(page, what, fn, arg, timeout = T) {
+  try {
+    return await page.waitForFunction(fn, arg, { timeout, polling: 50 });
+  } catch (e) {
+    const status = await page.evaluate(() => ({
+      status: document.getElementById('status')?.textContent,
+      state: document.getElementById('status')?.dataset.state,
+      message: document.getElementById('message')?.textContent,
+      fen: document.getElementById('board')?.dataset.fen,
+    }));
+    throw new Failure(`timed out waiting for ${what} (${e.message.split('\n')[0]}); page: ${JSON.stringify(status)}`);
+  }
+}
+
+/** Waits until the board is idle: the position is loaded and the engine is not thinking. */
+const waitReady = (page, what = 'the board to be ready') =>
+  waitFor(page, what, () => {
+    const s = document.getElementById('status');
+    return s && (s.dataset.state === 'ready' || s.dataset.state === 'over');
+  });
+
+const boardState = (page) =>
+  page.evaluate(() => {
+    const s = document.getElementById('status');
+    const b = document.getElementById('board');
+    return {
+      state: s.dataset.state,
+      turn: s.dataset.turn,
+      result: s.dataset.result,
+      reason: s.dataset.reason,
+      ply: Number(b.dataset.ply),
+      fen: b.dataset.fen,
+      message: document.getElementById('message').textContent,
+      moves: [...document.querySelectorAll('#move-list .move[data-ply]')].map((e) => e.textContent),
+    };
+  });
+
+const clickSquare = (page, sq) => page.click(`#board [data-square="${sq}"]`);
+
+async function playGame(page) {
+  log('game: entries against the engine (0.2 s per move)');
+  await page.goto(`${BASE}/?color=w&time=200`);
+  await waitReady(page);
+  let st = await boardState(page);
+  check(st.fen === INITIAL && st.turn === 'w' && st.ply === 0, `unexpected start: ${JSON.stringify(st)}`);
+  check((await page.locator('#board rect[data-square]').count()) === 41, 'the board should have 41 playable squares');
+
+  // An illegal click: White's first entry may not be on the centre.
+  await clickSquare(page, 'e5');
+  await waitFor(page, 'the illegal-click message', () => document.getElementById('message').textContent.includes('e5'));
+  st = await boardState(page);
+  check(/may not be on e5/.test(st.message), `the message should explain the illegal click on e5, got: ${st.message}`);
+  check(st.ply === 0, 'the illegal click must not play a move');
+  check(await page.locator('#message[data-kind="error"]').isVisible(), 'the message should be visible');
+  log(`  illegal click explained: ${st.message}`);
+
+  for (let i = 0; i < 3; i += 1) {
+    st = await boardState(page);
+    if (st.state === 'over') break;
+    const legal = await api('LegalMoves', { position: { fen: INITIAL, moves: st.moves } });
+    // Prefer an entry that the engine cannot capture at once: any legal move is fine.
+    const move = legal.moves[0].move;
+    for (const sq of move.split(/[-x]/)) await clickSquare(page, sq);
+    await waitFor(page, `the engine's answer to ${move}`, (ply) => {
+      const s = document.getElementById('status');
+      return (Number(document.getElementById('board').dataset.ply) >= ply + 2 && s.dataset.state === 'ready') || s.dataset.state === 'over';
+    }, st.ply);
+    const after = await boardState(page);
+    check(after.moves[st.ply] === move, `the move list should show ${move}: ${JSON.stringify(after.moves)}`);
+    if (move.length === 2) {
+      const owner = await page.locator(`#units [data-unit="${move}"]`).getAttribute('data-owner');
+      check(owner === 'w', `a white unit should stand on ${move} (found owner ${owner})`);
+    }
+    log(`  played ${move}, engine answered ${after.moves[st.ply + 1] ?? '(game over)'}`);
+  }
+  st = await boardState(page);
+  check(st.moves.length >= 6, `three moves each should have been played: ${JSON.stringify(st.moves)}`);
+  const hand = await page.locator('[data-hand="w"]').getAttribute('data-count');
+  check(hand === '9', `White should have 9 men in hand, the board says ${hand}`);
+
+  // Undo takes back the engine's reply and our move.
+  const before = st.ply;
+  await page.click('#undo');
+  await waitFor(page, 'undo', (ply) => Number(document.getElementById('board').dataset.ply) === ply - 2 && document.getElementById('status').dataset.state === 'ready', before);
+  st = await boardState(page);
+  check(st.turn === 'w', 'after undo it is White (us) to move');
+  log(`  undo: ${before} -> ${st.ply} moves`);
+
+  // The game record.
+  await page.click('#copy-pgn');
+  await waitFor(page, 'the game record', () => document.getElementById('export').value.includes('[FEN'));
+  const pgn = await page.locator('#export').inputValue();
+  for (const part of ['[Event "', '[White "Human"]', '[Black "', `[FEN "${INITIAL}"]`, '[Result "*"]', '[Termination "unterminated"]', `1. ${st.moves[0]} ${st.moves[1]} 2. `]) {
+    check(pgn.includes(part), `the game record should contain ${part}:\n${pgn}`);
+  }
+  await page.click('#copy-fen');
+  await waitFor(page, 'the FEN export', (fen) => document.getElementById('export').value === fen, st.fen);
+}
+
+async function playChain(page) {
+  log('capture chain: d4xb6xd8xf6xd4xb6 by clicks');
+  const legal = await api('LegalMoves', { position: { fen: CHAIN_FEN } });
+  check(legal.moves.length === 1 && legal.moves[0].move === CHAIN.join('x'), `unexpected legal moves: ${JSON.stringify(legal.moves)}`);
+  const expectedFen = legal.moves[0].fenAfter;
+  await page.goto(`${BASE}/?fen=${encodeURIComponent(CHAIN_FEN)}&color=w&time=200`);
+  await waitReady(page);
+  let st = await boardState(page);
+  check(st.fen === CHAIN_FEN && st.turn === 'w', `the FEN from the address was not loaded: ${JSON.stringify(st)}`);
+  const c5 = page.locator('#units [data-unit="c5"]');
+  check((await c5.getAttribute('data-owner')) === 'b' && (await c5.getAttribute('data-controllers')) === '2' && (await c5.getAttribute('data-prisoners')) === '2',
+    'c5 should show a black stack of 2 over 2 white prisoners');
+
+  // Illegal: the compulsory capture is explained.
+  await clickSquare(page, 'c5');
+  await waitFor(page, 'the compulsory-capture message', () => /capture is compulsory/.test(document.getElementById('message').textContent));
+  log(`  illegal click explained: ${(await boardState(page)).message}`);
+
+  for (let i = 0; i < CHAIN.length; i += 1) {
+    if (i + 1 < CHAIN.length) {
+      await clickSquare(page, CHAIN[i]);
+      const next = CHAIN[i + 1];
+      await waitFor(page, `${next} highlighted as the next square`, (sq) => document.querySelector(`#board [data-square="${sq}"]`).classList.contains('target'), next, 5000);
+      st = await boardState(page);
+      check(st.ply === 0, `the chain must not be played before its last square (after ${CHAIN.slice(0, i + 1).join('x')})`);
+    } else {
+      await clickSquare(page, CHAIN[i]);
+    }
+  }
+  await waitFor(page, 'the chain to be played', () => Number(document.getElementById('board').dataset.ply) >= 1);
+  await waitReady(page, 'the engine to answer or the game to end');
+  st = await boardState(page);
+  check(st.moves[0] === CHAIN.join('x'), `the move list should start with the chain: ${JSON.stringify(st.moves)}`);
+  if (st.ply === 1) check(st.fen === expectedFen, `the board should show ${expectedFen}, shows ${st.fen}`);
+  check(st.state === 'over' || st.ply === 2, `the engine should answer or the game end: ${JSON.stringify(st)}`);
+  if (st.state === 'over') {
+    const text = await page.locator('#status').textContent();
+    check(st.result === '1-0' && /1-0/.test(text) && /no-units/.test(text), `the result should be shown: ${text}`);
+    log(`  chain played; ${text}`);
+  } else log(`  chain played; engine answered ${st.moves[1]}`);
+  await page.screenshot({ path: join(shotDir, 'game.png'), fullPage: true });
+}
+
+async function analyse(page) {
+  log('analysis: live updates, arrows, best-line stepping, stop');
+  await page.goto(`${BASE}/?mode=analysis&moves=${MIDGAME}`);
+  await waitReady(page);
+  check((await page.locator('#mode').inputValue()) === 'analysis', 'analysis mode from the address');
+  const baseFen = (await boardState(page)).fen;
+  await page.click('#analyze-start');
+  // The table must change at least twice with growing visits.
+  const seen = [];
+  const deadline = Date.now() + T;
+  while (Date.now() < deadline) {
+    const snap = await page.evaluate(() => {
+      const t = document.getElementById('analysis-table');
+      return {
+        updates: Number(t.dataset.updates),
+        playouts: Number(t.dataset.playouts),
+        text: t.querySelector('tbody').innerText,
+        rows: t.querySelectorAll('tbody tr').length,
+        visits: Number(t.querySelector('tbody tr')?.dataset.visits || 0),
+      };
+    });
+    if (snap.rows > 0 && (seen.length === 0 || snap.text !== seen[seen.length - 1].text)) seen.push(snap);
+    if (seen.length >= 3) break;
+    await sleep(50);
+  }
+  check(seen.length >= 3, `the analysis table should change at least twice, saw ${seen.length} versions`);
+  check(seen[2].playouts > seen[0].playouts, `playouts should grow: ${seen.map((s) => s.playouts).join(' -> ')}`);
+  check(seen[2].visits > 0, 'the top move should have visits');
+  log(`  table changed ${seen.length - 1} times, playouts ${seen.map((s) => s.playouts).join(' -> ')}`);
+  const row = await page.locator('#analysis-table tbody tr').first().locator('td').allInnerTexts();
+  check(/^\d+(\.\d)?$/.test(row[2]), `the win % cell should be a number: ${row}`);
+
+  await waitFor(page, 'arrows for the best line', () => document.querySelectorAll('#arrows .arrow').length >= 2);
+  await waitFor(page, 'the best line to be drawn', () => !document.getElementById('pv-forward').disabled);
+  await page.click('#pv-forward');
+  await waitFor(page, 'stepping along the best line', () => document.getElementById('board').dataset.preview === '1');
+  const stepped = await boardState(page);
+  check(stepped.fen !== baseFen, 'the board should show the position after the first best-line move');
+  await page.click('#pv-forward');
+  await waitFor(page, 'a second best-line step', () => document.getElementById('board').dataset.preview === '2');
+  await page.click('#pv-first');
+  await waitFor(page, 'back to the analysed position', (fen) => document.getElementById('board').dataset.fen === fen, baseFen);
+  await waitFor(page, 'arrows again', () => document.querySelectorAll('#arrows .arrow').length >= 2);
+  const updates = Number(await page.locator('#analysis-table').getAttribute('data-updates'));
+  await waitFor(page, 'one more update', (n) => Number(document.getElementById('analysis-table').dataset.updates) > n, updates);
+
+  mkdirSync(shotDir, { recursive: true });
+  await page.screenshot({ path: join(shotDir, 'board.png'), fullPage: true });
+  await page.locator('#board').screenshot({ path: join(shotDir, 'board-only.png') });
+  log(`  screenshots in ${shotDir}`);
+
+  await page.click('#analyze-stop');
+  await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
+  const stoppedAt = Number(await page.locator('#analysis-table').getAttribute('data-updates'));
+  // Aborting the fetch closes the stream, which cancels the search on the server.
+  const until = Date.now() + 10_000;
+  let running = -1;
+  while (Date.now() < until) {
+    const info = await api('ServerInfo', {});
+    running = (info.load && info.load.runningSearches) || 0;
+    if (running === 0) break;
+    await sleep(100);
+  }
+  check(running === 0, `the server should stop searching after Stop (running searches: ${running})`);
+  await sleep(700);
+  const after = Number(await page.locator('#analysis-table').getAttribute('data-updates'));
+  check(after === stoppedAt, `no updates should arrive after Stop (${stoppedAt} -> ${after})`);
+  log('  stopped; the server has no running search');
+}
+
+async function main() {
+  mkdirSync(shotDir, { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const errors = [];
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(T);
+    page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') console.warn('[browser console]', m.text());
+    });
+    await playGame(page);
+    await playChain(page);
+    await analyse(page);
+    check(errors.length === 0, `JavaScript errors in the page:\n${errors.join('\n')}`);
+  } finally {
+    await browser.close();
+  }
+  log('PASS');
+}
+
+main().catch((e) => {
+  console.error(`[web-board] FAIL: ${e instanceof Failure ? e.message : e.stack || e}`);
+  process.exit(1);
+});
