@@ -1,0 +1,355 @@
+//! The engines at play: in-process pickers on blocking threads, and bot servers over gRPC with
+//! retries and failover.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use emergo_proto::v1 as pb;
+use emergo_rules::{Game, Move};
+use tokio::sync::Mutex;
+use tonic::Code;
+
+use super::spec::{EngineKind, EngineSpec};
+use crate::client::{Client, ClientError, ConnectArgs, connect, request_with_game};
+use crate::players::{GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer};
+
+/// Attempts of one BestMove call before the game is adjudicated as an engine failure.
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// Extra time the client waits beyond the gRPC deadline before giving up on its own, in case
+/// the deadline header is lost on the way (a proxy that strips it).
+const CLIENT_SLACK: Duration = Duration::from_secs(1);
+
+/// Longest wait for a new connection: a blackholed address would otherwise hold a game (and
+/// every game waiting for the same engine's connection) for the OS's TCP timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Pause before retry `attempt` (1-based): 100, 200, 400, 800 ms. Short, because the usual
+/// cause is a replica going away and the next connection lands on a healthy one; long enough
+/// for a load balancer to notice a dead backend.
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(100 << (attempt - 1).min(4))
+}
+
+/// What an engine answered for one move.
+#[derive(Debug)]
+pub enum Answer {
+    /// A move in notation (not yet checked for legality).
+    Move {
+        /// The move as the engine wrote it.
+        text: String,
+        /// Visits the server kept from its previous search of this game (tree reuse).
+        reused_visits: Option<u64>,
+        /// Playouts of the search (searching engines only): shows what a time budget bought.
+        playouts: Option<u64>,
+    },
+    /// The engine did not answer in time: the game is lost on time.
+    Timeout(String),
+    /// The engine failed (after all retries): the game is lost by adjudication.
+    Failure(String),
+}
+
+/// One move's answer with what it took to get it.
+#[derive(Debug)]
+pub struct MoveResult {
+    /// The answer.
+    pub answer: Answer,
+    /// Calls that failed and were retried.
+    pub retries: u32,
+}
+
+/// A bot server shared by all games it plays: one connection, replaced when it fails.
+pub struct ServerEngine {
+    connect: ConnectArgs,
+    /// The current client and its generation, so that of several games seeing one broken
+    /// connection only the first replaces it.
+    conn: Mutex<(u64, Option<Client>)>,
+}
+
+impl ServerEngine {
+    /// Connects to `url`: an unreachable server fails the arena before any game starts.
+    pub async fn connect(url: &str, token: Option<String>) -> Result<ServerEngine, ClientError> {
+        let args = ConnectArgs {
+            server: url.to_owned(),
+            token,
+        };
+        let client = tokio::time::timeout(CONNECT_TIMEOUT, connect(&args))
+            .await
+            .map_err(|_| {
+                ClientError::Invalid(format!(
+                    "cannot connect to {url}: no answer within {CONNECT_TIMEOUT:?}"
+                ))
+            })??;
+        Ok(ServerEngine {
+            connect: args,
+            conn: Mutex::new((0, Some(client))),
+        })
+    }
+
+    async fn client(&self) -> Result<(u64, Client), ClientError> {
+        let mut conn = self.conn.lock().await;
+        if let Some(c) = &conn.1 {
+            return Ok((conn.0, c.clone()));
+        }
+        let c = tokio::time::timeout(CONNECT_TIMEOUT, connect(&self.connect))
+            .await
+            .map_err(|_| {
+                ClientError::Invalid(format!(
+                    "cannot connect to {}: no answer within {CONNECT_TIMEOUT:?}",
+                    self.connect.server
+                ))
+            })??;
+        conn.0 += 1;
+        conn.1 = Some(c.clone());
+        Ok((conn.0, c))
+    }
+
+    /// Drops the connection of `generation` (if still current) so the next call reconnects:
+    /// behind a load balancer that is what moves the game to another replica.
+    async fn drop_connection(&self, generation: u64) {
+        let mut conn = self.conn.lock().await;
+        if conn.0 == generation {
+            conn.1 = None;
+        }
+    }
+
+    /// Asks for a move, retrying transport-level failures with a fresh connection.
+    ///
+    /// `game_id` goes in `SearchOptions.game_id` (already in `req`) and in the game-affinity
+    /// header, so the server (or a load balancer in front of it) keeps the game's tree.
+    pub async fn best_move(
+        &self,
+        req: pb::BestMoveRequest,
+        game_id: &str,
+        deadline: Duration,
+    ) -> MoveResult {
+        let mut retries = 0;
+        let mut last_error = String::new();
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                retries += 1;
+                tokio::time::sleep(backoff(attempt)).await;
+            }
+            let (generation, mut client) = match self.client().await {
+                Ok(c) => c,
+                Err(e) => {
+                    last_error = e.to_string();
+                    continue;
+                }
+            };
+            let mut request = request_with_game(req.clone(), game_id);
+            request.set_timeout(deadline);
+            let started = Instant::now();
+            let reply =
+                tokio::time::timeout(deadline + CLIENT_SLACK, client.best_move(request)).await;
+            let status = match reply {
+                Ok(Ok(resp)) => {
+                    let resp = resp.into_inner();
+                    let stats = resp.analysis.as_ref().and_then(|a| a.stats.as_ref());
+                    return MoveResult {
+                        answer: Answer::Move {
+                            reused_visits: stats.map(|s| s.reused_visits),
+                            playouts: stats.map(|s| s.playouts),
+                            text: resp.best_move,
+                        },
+                        retries,
+                    };
+                }
+                Ok(Err(status)) => status,
+                Err(_) => {
+                    return MoveResult {
+                        answer: Answer::Timeout(format!(
+                            "no answer within the {deadline:?} deadline"
+                        )),
+                        retries,
+                    };
+                }
+            };
+            let what = ClientError::Rpc(status.clone()).to_string();
+            match status.code() {
+                Code::DeadlineExceeded => {
+                    return MoveResult {
+                        answer: Answer::Timeout(what),
+                        retries,
+                    };
+                }
+                // tonic reports its own expiry of the deadline as CANCELLED ("Timeout
+                // expired"); that is a timeout, not a transport failure worth retrying.
+                Code::Cancelled if started.elapsed() >= deadline => {
+                    return MoveResult {
+                        answer: Answer::Timeout(format!("no answer within {deadline:?}: {what}")),
+                        retries,
+                    };
+                }
+                Code::Unavailable | Code::Unknown | Code::Internal | Code::Cancelled => {
+                    self.drop_connection(generation).await;
+                    last_error = what;
+                }
+                _ => {
+                    return MoveResult {
+                        answer: Answer::Failure(what),
+                        retries,
+                    };
+                }
+            }
+        }
+        MoveResult {
+            answer: Answer::Failure(format!(
+                "{MAX_ATTEMPTS} attempts failed; last: {last_error}"
+            )),
+            retries,
+        }
+    }
+}
+
+/// An in-process player. MCTS is kept as its concrete type so its search statistics can be
+/// read after each move.
+pub enum LocalPicker {
+    /// The random or greedy baseline.
+    Baseline(Box<dyn MovePicker + Send>),
+    /// In-process MCTS.
+    Mcts(Box<MctsPlayer>),
+}
+
+impl LocalPicker {
+    /// The move, and the playouts it took (MCTS only).
+    fn pick(&mut self, game: &Game) -> (Option<Move>, Option<u64>) {
+        match self {
+            LocalPicker::Baseline(p) => (p.pick(game), None),
+            LocalPicker::Mcts(p) => {
+                let m = p.pick(game);
+                (m, p.last_search().map(|s| s.playouts))
+            }
+        }
+    }
+}
+
+/// One side of one game.
+pub enum Seat {
+    /// An in-process picker, moved onto a blocking thread for each move (and back).
+    Local(Option<LocalPicker>),
+    /// A server, with the game id it uses for this game and side.
+    Remote {
+        /// The server.
+        server: Arc<ServerEngine>,
+        /// The game id (tree reuse and load-balancer affinity).
+        game_id: String,
+        /// The spec (budget, threads).
+        spec: EngineSpec,
+        /// The search seed sent with each request.
+        seed: u64,
+    },
+}
+
+impl Seat {
+    /// A fresh seat for `spec`: pickers keep state (random generators), so each game gets its
+    /// own, seeded from the game.
+    pub fn new(
+        spec: &EngineSpec,
+        server: Option<&Arc<ServerEngine>>,
+        game_id: String,
+        seed: u64,
+    ) -> Result<Seat, ClientError> {
+        let picker = match &spec.kind {
+            EngineKind::Random => LocalPicker::Baseline(Box::new(RandomPlayer::new(seed))),
+            EngineKind::Greedy => LocalPicker::Baseline(Box::new(GreedyPlayer::new(seed))),
+            EngineKind::Mcts => LocalPicker::Mcts(Box::new(MctsPlayer::new(
+                spec.budget.playouts,
+                spec.budget.time,
+                spec.threads,
+                seed,
+            ))),
+            EngineKind::Server { .. } => {
+                let server = server.ok_or_else(|| {
+                    ClientError::Invalid(format!("{}: server not connected", spec.name))
+                })?;
+                return Ok(Seat::Remote {
+                    server: server.clone(),
+                    game_id,
+                    spec: spec.clone(),
+                    seed,
+                });
+            }
+        };
+        Ok(Seat::Local(Some(picker)))
+    }
+
+    /// The engine's move in `game` (which is not over). `fen` is the game's start FEN as sent
+    /// to servers every time, so that the server recognises the continuation of its tree.
+    pub async fn pick(&mut self, game: &Game, fen: &str) -> MoveResult {
+        match self {
+            Seat::Local(slot) => {
+                let Some(mut picker) = slot.take() else {
+                    return MoveResult {
+                        answer: Answer::Failure("the engine was lost after a crash".to_owned()),
+                        retries: 0,
+                    };
+                };
+                let game = game.clone();
+                // The search blocks for its whole budget: keep it off the async workers.
+                let joined = tokio::task::spawn_blocking(move || {
+                    let (m, playouts) = picker.pick(&game);
+                    (picker, m, playouts)
+                })
+                .await;
+                let answer = match joined {
+                    Ok((picker, m, playouts)) => {
+                        *slot = Some(picker);
+                        match m {
+                            Some(m) => Answer::Move {
+                                text: m.to_string(),
+                                reused_visits: None,
+                                playouts,
+                            },
+                            None => Answer::Failure("no move offered".to_owned()),
+                        }
+                    }
+                    Err(e) => Answer::Failure(format!("the engine crashed: {e}")),
+                };
+                MoveResult { answer, retries: 0 }
+            }
+            Seat::Remote {
+                server,
+                game_id,
+                spec,
+                seed,
+            } => {
+                *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let req = pb::BestMoveRequest {
+                    position: Some(pb::Position {
+                        fen: fen.to_owned(),
+                        moves: game.moves().iter().map(Move::to_string).collect(),
+                    }),
+                    limits: Some(pb::Limits {
+                        max_time_ms: spec
+                            .budget
+                            .time
+                            .map(|t| u32::try_from(t.as_millis().max(1)).unwrap_or(u32::MAX)),
+                        max_playouts: spec.budget.playouts,
+                    }),
+                    options: Some(pb::SearchOptions {
+                        threads: u32::try_from(spec.threads).unwrap_or(u32::MAX),
+                        // 0 asks the server to pick a seed: avoid it.
+                        seed: (*seed).max(1),
+                        game_id: game_id.clone(),
+                        ..Default::default()
+                    }),
+                };
+                server.best_move(req, game_id, spec.budget.deadline()).await
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_short_and_growing() {
+        let total: Duration = (1..MAX_ATTEMPTS).map(backoff).sum();
+        assert_eq!(backoff(1), Duration::from_millis(100));
+        assert_eq!(backoff(4), Duration::from_millis(800));
+        assert!(total <= Duration::from_secs(2), "{total:?}");
+    }
+}

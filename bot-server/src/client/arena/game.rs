@@ -1,0 +1,276 @@
+//! Playing one arena game: the move loop, adjudication and the record.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use emergo_rules::{Game, GameResult, Move};
+
+use super::engines::{Answer, Seat, ServerEngine};
+use super::schedule::{Opening, ScheduledGame, mix};
+use super::spec::EngineSpec;
+use crate::client::ClientError;
+use crate::client::record::GameRecord;
+
+/// What every game needs, shared by the concurrent games of a run.
+pub struct Context {
+    /// The engines, names unique, budgets resolved.
+    pub engines: Vec<EngineSpec>,
+    /// The connected server of each server engine (same indices as `engines`).
+    pub servers: Vec<Option<Arc<ServerEngine>>>,
+    /// The openings, indexed by `ScheduledGame::opening`.
+    pub openings: Vec<Opening>,
+    /// Turns (opening included) after which a game is adjudicated a draw.
+    pub max_turns: usize,
+    /// The run's seed: game ids, engine seeds and random openings derive from it.
+    pub seed: u64,
+    /// `YYYY.MM.DD` for the PGN Date tag.
+    pub date: String,
+    /// PGN Site tag.
+    pub site: String,
+}
+
+/// One side's figures in one game.
+#[derive(Clone, Debug, Default)]
+pub struct SideStats {
+    /// Moves the engine chose (the opening's moves not counted).
+    pub moves: u32,
+    /// Moves whose search started from a kept tree (reused visits > 0); servers only.
+    pub moves_with_reuse: u32,
+    /// Reused visits of every move, in order; servers only (empty for in-process engines).
+    pub reused_visits: Vec<u64>,
+    /// Playouts of all the engine's searches (searching engines only).
+    pub playouts: u64,
+    /// Wall time spent waiting for the engine's moves.
+    pub think: Duration,
+    /// BestMove calls that failed and were retried.
+    pub retries: u32,
+}
+
+/// A finished game.
+#[derive(Clone, Debug)]
+pub struct GameReport {
+    /// What was scheduled.
+    pub scheduled: ScheduledGame,
+    /// The record (tags, start FEN, all moves including the opening, result, termination).
+    pub record: GameRecord,
+    /// White's score: 1, ½ or 0.
+    pub white_score: f64,
+    /// Why an adjudicated game ended (the error, the illegal move); `None` for rules endings.
+    pub detail: Option<String>,
+    /// White's and Black's figures.
+    pub sides: [SideStats; 2],
+    /// The opening as an openings-file line.
+    pub opening: String,
+    /// The game id sent to servers (suffixed `-w`/`-b` per side).
+    pub game_id: String,
+}
+
+impl GameReport {
+    /// Turns played, opening included.
+    pub fn turns(&self) -> usize {
+        self.record.moves.len()
+    }
+}
+
+fn result_text(white_score: f64) -> &'static str {
+    if white_score >= 1.0 {
+        GameResult::WhiteWins.as_str()
+    } else if white_score <= 0.0 {
+        GameResult::BlackWins.as_str()
+    } else {
+        GameResult::Draw.as_str()
+    }
+}
+
+/// The budget as the PGN `TimeControl` tag shows it: one description when both sides search
+/// alike, else one per side.
+fn time_control(white: &EngineSpec, black: &EngineSpec) -> String {
+    let side = |s: &EngineSpec| {
+        if s.searches() {
+            s.budget.describe()
+        } else {
+            "no search".to_owned()
+        }
+    };
+    let (w, b) = (side(white), side(black));
+    if w == b {
+        w
+    } else {
+        format!("White {w}, Black {b}")
+    }
+}
+
+/// Plays scheduled game `g` to its end.
+pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, ClientError> {
+    let opening = &ctx.openings[g.opening];
+    let mut game: Game = opening.game().map_err(ClientError::Invalid)?;
+    let game_id = format!("arena-{}-{}", ctx.seed, g.number);
+    let idx = [g.white, g.black];
+    // Separate ids per side: two engines on one server must not take each other's trees.
+    let mut seats = [
+        Seat::new(
+            &ctx.engines[g.white],
+            ctx.servers[g.white].as_ref(),
+            format!("{game_id}-w"),
+            mix(ctx.seed, 2 * g.number as u64),
+        )?,
+        Seat::new(
+            &ctx.engines[g.black],
+            ctx.servers[g.black].as_ref(),
+            format!("{game_id}-b"),
+            mix(ctx.seed, 2 * g.number as u64 + 1),
+        )?,
+    ];
+    let mut sides: [SideStats; 2] = Default::default();
+    let (white_score, termination, detail) = loop {
+        if let Some(o) = game.outcome() {
+            let score = match o.result.winner() {
+                Some(emergo_rules::Player::White) => 1.0,
+                Some(emergo_rules::Player::Black) => 0.0,
+                None => 0.5,
+            };
+            break (score, o.reason.as_str().to_owned(), None);
+        }
+        if game.moves().len() >= ctx.max_turns {
+            break (
+                0.5,
+                "move-cap".to_owned(),
+                Some(format!("{} turns", ctx.max_turns)),
+            );
+        }
+        let i = game.position().side_to_move() as usize;
+        let name = &ctx.engines[idx[i]].name;
+        // White's score if the side to move loses by adjudication.
+        let lost = if i == 0 { 0.0 } else { 1.0 };
+        let started = Instant::now();
+        let result = seats[i].pick(&game, &opening.fen).await;
+        let side = &mut sides[i];
+        side.think += started.elapsed();
+        side.retries += result.retries;
+        match result.answer {
+            Answer::Move {
+                text,
+                reused_visits,
+                playouts,
+            } => {
+                side.moves += 1;
+                side.playouts += playouts.unwrap_or(0);
+                if let Some(v) = reused_visits {
+                    side.reused_visits.push(v);
+                    if v > 0 {
+                        side.moves_with_reuse += 1;
+                    }
+                }
+                if text.is_empty() {
+                    break (
+                        lost,
+                        "engine-failure".to_owned(),
+                        Some(format!("{name} offered no move")),
+                    );
+                }
+                // The rules core is the referee: parse, then the checked play.
+                let played = text
+                    .parse::<Move>()
+                    .map_err(|e| e.to_string())
+                    .and_then(|m| game.play(m).map_err(|e| e.to_string()));
+                if let Err(why) = played {
+                    break (
+                        lost,
+                        "illegal-move".to_owned(),
+                        Some(format!("{name} played {text:?}: {why}")),
+                    );
+                }
+            }
+            Answer::Timeout(why) => {
+                break (lost, "timeout".to_owned(), Some(format!("{name}: {why}")));
+            }
+            Answer::Failure(why) => {
+                break (
+                    lost,
+                    "engine-failure".to_owned(),
+                    Some(format!("{name}: {why}")),
+                );
+            }
+        }
+    };
+    let (white, black) = (&ctx.engines[g.white], &ctx.engines[g.black]);
+    let mut tags: Vec<(String, String)> = vec![
+        ("Event".into(), "emergo arena".into()),
+        ("Site".into(), ctx.site.clone()),
+        ("Date".into(), ctx.date.clone()),
+        ("Round".into(), g.number.to_string()),
+        ("White".into(), white.name.clone()),
+        ("Black".into(), black.name.clone()),
+        ("TimeControl".into(), time_control(white, black)),
+        (
+            "Opening".into(),
+            if opening.moves.is_empty() {
+                "-".to_owned()
+            } else {
+                opening.moves.join(" ")
+            },
+        ),
+        ("GameId".into(), game_id.clone()),
+    ];
+    if let Some(d) = &detail {
+        tags.push(("Adjudication".into(), d.clone()));
+    }
+    let record = GameRecord {
+        tags,
+        fen: opening.fen.clone(),
+        moves: game.moves().iter().map(Move::to_string).collect(),
+        result: result_text(white_score).to_owned(),
+        termination,
+    };
+    Ok(GameReport {
+        scheduled: g,
+        record,
+        white_score,
+        detail,
+        sides,
+        opening: opening.describe(),
+        game_id,
+    })
+}
+
+/// Today's date as `YYYY.MM.DD` (UTC), without a date library: days since 1970 to the civil
+/// calendar (H. Hinnant's algorithm).
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    civil_date(i64::try_from(secs / 86_400).unwrap_or(0))
+}
+
+fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}.{m:02}.{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_date(0), "1970.01.01");
+        assert_eq!(civil_date(11_016), "2000.02.29");
+        assert_eq!(civil_date(20_000), "2024.10.04");
+        assert_eq!(today().len(), 10);
+    }
+
+    #[test]
+    fn results() {
+        assert_eq!(result_text(1.0), "1-0");
+        assert_eq!(result_text(0.0), "0-1");
+        assert_eq!(result_text(0.5), "1/2");
+    }
+}

@@ -1,0 +1,320 @@
+//! `emergo arena`: a tournament between engines — bot servers over gRPC, in-process MCTS and
+//! the random and greedy baselines — with a crosstable, Elo estimates and game records.
+//!
+//! ```sh
+//! emergo arena --engine server:http://127.0.0.1:50051,time=100ms --engine mcts:playouts=2000 \
+//!     --engine greedy --games 10 --concurrency 2 --out results/
+//! ```
+//!
+//! - [`spec`]: the `--engine` spec syntax; [`schedule`]: pairings, colours and openings;
+//! - [`engines`]: in-process pickers on blocking threads, servers with retries and failover;
+//! - [`game`]: one game's move loop, adjudication and record; [`report`]: tables and JSON;
+//!   [`elo`]: Elo and confidence intervals.
+//!
+//! Servers get one game id per game and side (`arena-<seed>-<game>-w`) in both
+//! `SearchOptions.game_id` and the `x-emergo-game` header, so the server — or a load balancer
+//! with game affinity — keeps the game's tree between moves; the summary counts the moves that
+//! reused one.
+
+pub mod elo;
+pub mod engines;
+pub mod game;
+pub mod report;
+pub mod schedule;
+pub mod spec;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::task::JoinSet;
+
+use super::{ClientError, parse_duration};
+use engines::ServerEngine;
+use game::{Context, GameReport};
+use report::{Tally, game_json};
+use schedule::mix;
+use spec::{Budget, EngineKind};
+
+/// Flags of `emergo arena`.
+#[derive(Clone, Debug, Args)]
+pub struct ArenaArgs {
+    /// An engine (give two or more): `random`, `greedy`, `mcts[:key=value,...]` (keys: playouts,
+    /// time, threads, name) or `server:URL[,key=value,...]` (same keys), e.g.
+    /// `mcts:playouts=2000`, `server:http://127.0.0.1:50051,time=200ms,name=prod`.
+    #[arg(long = "engine", value_name = "SPEC", required = true)]
+    pub engines: Vec<String>,
+    /// Play the first engine against each of the others only (default: every pair).
+    #[arg(long)]
+    pub gauntlet: bool,
+    /// Games per pairing; colours alternate and each opening is played with both colours.
+    #[arg(long, default_value_t = 2)]
+    pub games: usize,
+    /// Time per move for engines without their own budget (default 100ms when neither this
+    /// nor --playouts is given).
+    #[arg(long, value_parser = parse_duration, conflicts_with = "playouts")]
+    pub time: Option<Duration>,
+    /// Playouts per move for engines without their own budget.
+    #[arg(long)]
+    pub playouts: Option<u64>,
+    /// Games played at once. In-process engines share this machine's cores, so keep it at 1
+    /// when comparing engines by time budget unless there are cores to spare.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Openings: `random:P` (the first P turns random legal moves, seeded) or a file with one
+    /// opening per line, `FEN` or `FEN moves m1 m2 ...` (`#` starts a comment line).
+    #[arg(long, default_value = "random:2")]
+    pub openings: String,
+    /// Turns (opening included) after which a game is adjudicated a draw.
+    #[arg(long, default_value_t = 600)]
+    pub max_turns: usize,
+    /// Seed of the run (openings, engine seeds, game ids); default: from the clock.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Directory for `games.pgn` (every game) and `summary.jsonl` (a line per game, then the
+    /// summary).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Bearer token for the server engines.
+    #[arg(long, env = "EMERGO_AUTH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Print only the final summary, as one JSON object, on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where finished games go: the files of `--out`, in game order.
+struct Sink {
+    pgn: BufWriter<File>,
+    jsonl: BufWriter<File>,
+}
+
+impl Sink {
+    fn create(dir: &std::path::Path) -> Result<Sink, ClientError> {
+        std::fs::create_dir_all(dir)?;
+        Ok(Sink {
+            pgn: BufWriter::new(File::create(dir.join("games.pgn"))?),
+            jsonl: BufWriter::new(File::create(dir.join("summary.jsonl"))?),
+        })
+    }
+
+    /// Writes one game and flushes, so an interrupted run keeps every finished game.
+    fn game(&mut self, r: &GameReport, line: &serde_json::Value) -> Result<(), ClientError> {
+        writeln!(self.pgn, "{}", r.record.to_pgn())?;
+        writeln!(self.jsonl, "{line}")?;
+        self.pgn.flush()?;
+        self.jsonl.flush()?;
+        Ok(())
+    }
+}
+
+/// Runs `emergo arena`.
+pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
+    let invalid = ClientError::Invalid;
+    if args.engines.len() < 2 {
+        return Err(invalid("give at least two --engine specs".to_owned()));
+    }
+    if !(1..=100_000).contains(&args.games) {
+        return Err(invalid("--games must be between 1 and 100000".to_owned()));
+    }
+    if !(1..=256).contains(&args.concurrency) {
+        return Err(invalid(
+            "--concurrency must be between 1 and 256".to_owned(),
+        ));
+    }
+    // Servers take at most 2,000 moves per request.
+    if !(1..=2000).contains(&args.max_turns) {
+        return Err(invalid("--max-turns must be between 1 and 2000".to_owned()));
+    }
+    if args.playouts == Some(0) {
+        return Err(invalid("--playouts must be positive".to_owned()));
+    }
+    let specs = args
+        .engines
+        .iter()
+        .map(|s| spec::parse_spec(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(invalid)?;
+    let mut global = Budget {
+        time: args.time,
+        playouts: args.playouts,
+    };
+    if global.is_empty() {
+        global.time = Some(Duration::from_millis(100));
+    }
+    let engines = spec::resolve(specs, global);
+    let seed = args.seed.unwrap_or_else(clock_seed);
+    let source = schedule::parse_openings_arg(&args.openings).map_err(invalid)?;
+    let pairings = schedule::pairings(engines.len(), args.gauntlet);
+    let games = schedule::schedule(&pairings, args.games);
+    let openings = schedule::openings(&source, args.games.div_ceil(2), mix(seed, 1));
+    if let Some(o) = openings.iter().find(|o| o.moves.len() >= args.max_turns) {
+        return Err(invalid(format!(
+            "opening {:?} is not shorter than --max-turns {}",
+            o.describe(),
+            args.max_turns
+        )));
+    }
+
+    let mut servers = Vec::with_capacity(engines.len());
+    for e in &engines {
+        servers.push(match &e.kind {
+            EngineKind::Server { url } => Some(Arc::new(
+                ServerEngine::connect(url, args.token.clone())
+                    .await
+                    .map_err(|err| invalid(format!("engine {:?}: {err}", e.text)))?,
+            )),
+            _ => None,
+        });
+    }
+    let mut sink = match &args.out {
+        Some(dir) => Some(Sink::create(dir)?),
+        None => None,
+    };
+
+    let schedule_name = if args.gauntlet {
+        "gauntlet"
+    } else {
+        "round-robin"
+    };
+    let total = games.len();
+    let show = !args.json;
+    let bar = if show && std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(total as u64);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} games  {elapsed_precise} (eta {eta})  {wide_msg}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let note = |line: String| {
+        if show && bar.is_hidden() {
+            eprintln!("{line}");
+        } else if show {
+            bar.println(line);
+        }
+    };
+    note(format!(
+        "arena: {} engines, {schedule_name}, {total} games ({} per pairing), openings {}, \
+         concurrency {}, seed {seed}",
+        engines.len(),
+        args.games,
+        args.openings,
+        args.concurrency
+    ));
+
+    let ctx = Arc::new(Context {
+        engines: engines.clone(),
+        servers,
+        openings,
+        max_turns: args.max_turns,
+        seed,
+        date: game::today(),
+        site: std::env::var("HOSTNAME").unwrap_or_else(|_| "?".to_owned()),
+    });
+    let mut tally = Tally::new(engines.clone(), pairings);
+    let mut pending = games.into_iter();
+    let mut running = JoinSet::new();
+    // Finished games wait here until every earlier game is written, so the files are in game
+    // order whatever the concurrency.
+    let mut finished: BTreeMap<usize, GameReport> = BTreeMap::new();
+    let mut next_to_write = 1;
+    loop {
+        while running.len() < args.concurrency {
+            match pending.next() {
+                Some(g) => {
+                    running.spawn(game::play(ctx.clone(), g));
+                }
+                None => break,
+            }
+        }
+        let Some(joined) = running.join_next().await else {
+            break;
+        };
+        let report = joined
+            .map_err(|e| invalid(format!("a game task failed: {e}")))?
+            .inspect_err(|_| bar.abandon())?;
+        tally.add(&report);
+        bar.inc(1);
+        bar.set_message(tally.standing());
+        let g = report.scheduled;
+        note(format!(
+            "game {}/{total}: {} - {} {} {}{} ({} turns)",
+            g.number,
+            engines[g.white].name,
+            engines[g.black].name,
+            report.record.result,
+            report.record.termination,
+            report
+                .detail
+                .as_ref()
+                .filter(|_| report.record.termination != "move-cap")
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default(),
+            report.turns()
+        ));
+        finished.insert(g.number, report);
+        while let Some(r) = finished.remove(&next_to_write) {
+            if let Some(sink) = &mut sink {
+                sink.game(&r, &game_json(&r, &engines))?;
+            }
+            next_to_write += 1;
+        }
+    }
+    bar.finish_and_clear();
+
+    let summary = tally.summary_json(seed, schedule_name, &args.openings);
+    if let Some(sink) = &mut sink {
+        writeln!(sink.jsonl, "{summary}")?;
+        sink.jsonl.flush()?;
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        writeln!(out, "{summary}")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nCrosstable ({} games; cells: the row engine's points against the column engine)",
+        tally.games()
+    )?;
+    writeln!(out, "{}", tally.crosstable())?;
+    writeln!(
+        out,
+        "\nPairings (W/D/L, score and Elo of the first engine; 95% CI from the per-game \
+         scores; ~ = clamped, the score was 0% or 100%)"
+    )?;
+    writeln!(out, "{}", tally.pairings_table())?;
+    writeln!(out, "\nEngines")?;
+    writeln!(out, "{}", tally.engines_table())?;
+    writeln!(out, "\nTerminations: {}", tally.terminations())?;
+    if let Some(dir) = &args.out {
+        writeln!(
+            out,
+            "Records: {}, {}",
+            dir.join("games.pgn").display(),
+            dir.join("summary.jsonl").display()
+        )?;
+    }
+    writeln!(out, "Seed: {seed} (--seed {seed} replays the openings)")?;
+    Ok(())
+}
+
+/// A seed from the clock, so runs differ (and their game ids do not collide on a server) unless
+/// `--seed` asks for a repeat.
+fn clock_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    // Keep seeds short enough to type back.
+    mix(nanos as u64, u64::from(std::process::id())) % 1_000_000_000
+}
