@@ -31,6 +31,34 @@ impl BotService {
     pub fn new(engine: Arc<Engine>) -> BotService {
         BotService { engine }
     }
+
+    /// Checks a search request (Analyze or BestMove) and logs its budget.
+    fn search_job(
+        &self,
+        position: Option<&pb::Position>,
+        limits: Option<&pb::Limits>,
+        options: Option<&pb::SearchOptions>,
+        report_interval_ms: u32,
+    ) -> Result<SearchJob, ServiceError> {
+        let job = SearchJob::from_parts(
+            position,
+            limits,
+            options,
+            report_interval_ms,
+            &self.engine.config,
+        )?;
+        tracing::info!(
+            max_time_ms = job.max_time.map(|t| t.as_millis() as u64),
+            max_playouts = job.max_playouts,
+            threads = job.threads,
+            "search"
+        );
+        Ok(job)
+    }
+}
+
+fn game_id_of(options: Option<&pb::SearchOptions>) -> &str {
+    options.map_or("", |o| o.game_id.as_str())
 }
 
 fn deadline_of<T>(req: &Request<T>) -> Option<Instant> {
@@ -69,29 +97,14 @@ impl EmergoBot for BotService {
         let started = Instant::now();
         let deadline = deadline_of(&req);
         let r = req.into_inner();
-        let game_id = r
-            .options
-            .as_ref()
-            .map(|o| o.game_id.clone())
-            .unwrap_or_default();
-        let span = request_span("Analyze", &game_id);
+        let span = request_span("Analyze", game_id_of(r.options.as_ref()));
         let job = span.in_scope(|| {
-            let job = SearchJob::from_parts(
+            self.search_job(
                 r.position.as_ref(),
                 r.limits.as_ref(),
                 r.options.as_ref(),
                 r.report_interval_ms,
-                &self.engine.config,
-            );
-            if let Ok(j) = &job {
-                tracing::info!(
-                    max_time_ms = j.max_time.map(|t| t.as_millis() as u64),
-                    max_playouts = j.max_playouts,
-                    threads = j.threads,
-                    "analyze"
-                );
-            }
-            job
+            )
         });
         let job = match job {
             Ok(job) => job,
@@ -118,18 +131,18 @@ impl EmergoBot for BotService {
         let started = Instant::now();
         let deadline = deadline_of(&req);
         let r = req.into_inner();
-        let game_id = r
-            .options
-            .as_ref()
-            .map(|o| o.game_id.clone())
-            .unwrap_or_default();
-        let span = request_span("BestMove", &game_id);
+        let span = request_span("BestMove", game_id_of(r.options.as_ref()));
         async {
             let result = async {
-                let job = SearchJob::from_parts(r.position.as_ref(), r.limits.as_ref(), r.options.as_ref(), 0, &self.engine.config)?;
-                tracing::info!(max_time_ms = job.max_time.map(|t| t.as_millis() as u64), max_playouts = job.max_playouts, threads = job.threads, "bestmove");
+                let job = self.search_job(
+                    r.position.as_ref(),
+                    r.limits.as_ref(),
+                    r.options.as_ref(),
+                    0,
+                )?;
                 let update = self.engine.search(job, deadline, None).await?;
-                tracing::info!(best_move = %update.best_move, playouts = update.stats.as_ref().map_or(0, |s| s.playouts), "result");
+                let playouts = update.stats.as_ref().map_or(0, |s| s.playouts);
+                tracing::info!(best_move = %update.best_move, playouts, "result");
                 Ok(pb::BestMoveResponse {
                     best_move: update.best_move.clone(),
                     analysis: Some(update),
