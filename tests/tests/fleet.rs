@@ -151,11 +151,13 @@ fn fleet_behind_nginx() {
         );
         return;
     }
+    // One search thread and a queue of 8 per replica: 27 requests fit in the fleet at once, so
+    // the failover phase below (4 concurrent requests) is never refused, while 40 clients are.
     let fleet = Fleet::up(&[
         "--threads",
         "1",
         "--max-queue",
-        "2",
+        "8",
         "--max-queue-wait-ms",
         "5000",
     ]);
@@ -197,9 +199,9 @@ fn fleet_behind_nginx() {
         "--server",
         &url,
         "--clients",
-        "24",
+        "40",
         "--requests",
-        "48",
+        "80",
         "--rpc",
         "bestmove",
         "--time",
@@ -222,7 +224,7 @@ fn fleet_behind_nginx() {
     let out = emergo(&[
         "arena",
         "--engine",
-        &format!("server:{url},playouts=400"),
+        &format!("server:{url},playouts=2000"),
         "--engine",
         "random",
         "--games",
@@ -249,6 +251,8 @@ fn fleet_behind_nginx() {
 
     // Failover: kill a replica in the middle of a match and a load test.
     let arena_url = url.clone();
+    let records = fleet.dir.join("failover-arena");
+    let records_arg = records.to_string_lossy().into_owned();
     let arena = std::thread::spawn(move || {
         emergo(&[
             "arena",
@@ -260,6 +264,8 @@ fn fleet_behind_nginx() {
             "4",
             "--concurrency",
             "2",
+            "--out",
+            &records_arg,
             "--json",
         ])
     });
@@ -288,9 +294,10 @@ fn fleet_behind_nginx() {
     assert_eq!(summary["pairings"][0]["games"], 4, "{summary}");
     let terminations = summary["terminations"].as_object().unwrap();
     for lost in ["engine-failure", "timeout", "illegal-move"] {
+        let games = std::fs::read_to_string(records.join("summary.jsonl")).unwrap_or_default();
         assert!(
             !terminations.contains_key(lost),
-            "a game was forfeited ({lost}): {summary}"
+            "a game was forfeited ({lost}): {summary}\n{games}"
         );
     }
     for e in summary["engines"].as_array().unwrap() {
