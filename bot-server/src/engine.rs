@@ -5,9 +5,7 @@ use std::sync::Arc;
 use emergo_mcts::{
     Game, Outcome as SearchOutcome, Player as SearchPlayer, Playout, PlayoutEnd, Rng,
 };
-use emergo_rules::{
-    EndReason, GameResult, Move, Outcome, Player, Position, Repetitions, random_playout,
-};
+use emergo_rules::{Move, Outcome, Player, Position, Repetitions, random_playout};
 
 /// An Emergo game state for the search: the position and the hashes of the positions since the
 /// last entry, so that threefold repetition is seen inside the tree and in playouts.
@@ -73,12 +71,9 @@ impl EmergoState {
 
     /// The outcome in rules terms, repetition included.
     pub fn rules_outcome(&self) -> Option<Outcome> {
-        self.pos.outcome().or_else(|| {
-            (self.reps.count_last() >= 3).then_some(Outcome {
-                result: GameResult::Draw,
-                reason: EndReason::Repetition,
-            })
-        })
+        self.pos
+            .outcome()
+            .or_else(|| (self.reps.count_last() >= 3).then_some(Outcome::REPETITION))
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt;
 use crate::fen::FenError;
 use crate::movegen::MoveList;
 use crate::moves::{Move, ParseMoveError};
-use crate::outcome::{EndReason, GameResult, Outcome};
+use crate::outcome::Outcome;
 use crate::play::{IllegalMove, IllegalReason};
 use crate::position::Position;
 
@@ -181,12 +181,9 @@ impl Game {
 
     /// The outcome of the game, including the threefold-repetition draw.
     pub fn outcome(&self) -> Option<Outcome> {
-        self.position().outcome().or_else(|| {
-            (self.repetition_count() >= 3).then_some(Outcome {
-                result: GameResult::Draw,
-                reason: EndReason::Repetition,
-            })
-        })
+        self.position()
+            .outcome()
+            .or_else(|| (self.repetition_count() >= 3).then_some(Outcome::REPETITION))
     }
 
     /// Legal moves now (none once the game is over, repetition included).
@@ -251,6 +248,7 @@ impl Game {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::{EndReason, GameResult};
 
     #[test]
     fn threefold_repetition_is_a_draw() {

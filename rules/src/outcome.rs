@@ -92,6 +92,14 @@ pub struct Outcome {
     pub reason: EndReason,
 }
 
+impl Outcome {
+    /// The automatic draw on the third occurrence of a position (RULES.md §9).
+    pub const REPETITION: Outcome = Outcome {
+        result: GameResult::Draw,
+        reason: EndReason::Repetition,
+    };
+}
+
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.result, self.reason)

@@ -5,7 +5,7 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
 use crate::game::Repetitions;
 use crate::movegen::MoveList;
-use crate::outcome::{EndReason, GameResult, Outcome};
+use crate::outcome::Outcome;
 use crate::position::Position;
 
 /// The random generator used for playouts.
@@ -60,10 +60,7 @@ pub fn random_playout<R: Rng + ?Sized>(
         pos.play_unchecked(m);
         if reps.record(m, pos) >= 3 {
             return Playout {
-                outcome: Some(Outcome {
-                    result: GameResult::Draw,
-                    reason: EndReason::Repetition,
-                }),
+                outcome: Some(Outcome::REPETITION),
                 turns: turn + 1,
             };
         }

@@ -15,7 +15,7 @@ const INITIAL_FEN: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
 #[command(
     name = "emergo",
     version,
-    about = "Emergo tools: legal moves, perft, benchmarks, diagrams"
+    about = "Emergo tools: legal moves, perft, benchmarks and diagrams offline; analysis, play, load tests and tournaments against a bot server"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -24,6 +24,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    #[command(flatten)]
+    Offline(Offline),
+    /// Watch the engine analyse a position live (or stream JSON with --json).
+    Analyze(client::analyze::AnalyzeArgs),
+    /// Print just the best move of a position.
+    Bestmove(client::analyze::BestMoveArgs),
+    /// Play against the engine in the terminal.
+    Play(client::play::PlayArgs),
+    /// Load-test a server with concurrent clients and report throughput and latency.
+    Loadtest(client::loadtest::LoadTestArgs),
+    /// Run a tournament between engines (servers, in-process MCTS, baselines).
+    Arena(client::arena::ArenaArgs),
+}
+
+/// Subcommands that need only the rules core (no server, no async runtime).
+#[derive(Subcommand)]
+enum Offline {
     /// Print the legal moves of a position, one per line, sorted byte-wise.
     Legal {
         /// The position (vchess FEN); defaults to the initial position.
@@ -69,16 +86,6 @@ enum Command {
         #[arg(long, default_value_t = 2_000_000)]
         nodes: usize,
     },
-    /// Watch the engine analyse a position live (or stream JSON with --json).
-    Analyze(client::analyze::AnalyzeArgs),
-    /// Print just the best move of a position.
-    Bestmove(client::analyze::BestMoveArgs),
-    /// Play against the engine in the terminal.
-    Play(client::play::PlayArgs),
-    /// Load-test a server with concurrent clients and report throughput and latency.
-    Loadtest(client::loadtest::LoadTestArgs),
-    /// Run a tournament between engines (servers, in-process MCTS, baselines).
-    Arena(client::arena::ArenaArgs),
     /// Draw a position as a text diagram with stacks, men in hand and the side to move.
     Show {
         /// The position (vchess FEN); defaults to the initial position.
@@ -112,26 +119,31 @@ fn run_async(
 
 fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
     match command {
-        Command::Analyze(args) => return run_async(client::analyze::run(args)),
-        Command::Bestmove(args) => return run_async(client::analyze::run_best_move(args)),
-        Command::Play(args) => return run_async(client::play::run(args)),
-        Command::Loadtest(args) => return run_async(client::loadtest::run(args)),
-        Command::Arena(args) => return run_async(client::arena::run(args)),
-        _ => {}
+        Command::Offline(command) => run_offline(command),
+        Command::Analyze(args) => run_async(client::analyze::run(args)),
+        Command::Bestmove(args) => run_async(client::analyze::run_best_move(args)),
+        Command::Play(args) => run_async(client::play::run(args)),
+        Command::Loadtest(args) => run_async(client::loadtest::run(args)),
+        Command::Arena(args) => run_async(client::arena::run(args)),
     }
+}
+
+/// Runs an offline tool. Only these hold stdout locked for their whole run: the client tools
+/// print from runtime threads, which would block on that lock.
+fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match command {
-        Command::Legal { jsonl: true, .. } => {
+        Offline::Legal { jsonl: true, .. } => {
             legal::run_jsonl(std::io::stdin().lock(), &mut out)?;
         }
-        Command::Legal { fen, moves, .. } => {
+        Offline::Legal { fen, moves, .. } => {
             let game = tools::game_from_args(&fen, &moves)?;
             for (mv, _) in legal::sorted_legal(&game) {
                 writeln!(out, "{mv}")?;
             }
         }
-        Command::Perft { fen, depth, divide } => {
+        Offline::Perft { fen, depth, divide } => {
             let pos = fen.parse()?;
             let began = Instant::now();
             let total = if divide {
@@ -154,7 +166,7 @@ fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 total as f64 / secs.max(1e-9) / 1e6
             )?;
         }
-        Command::Bench {
+        Offline::Bench {
             seconds,
             threads,
             seed,
@@ -232,14 +244,7 @@ fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
                 )?;
             }
         }
-        Command::Analyze(_)
-        | Command::Bestmove(_)
-        | Command::Play(_)
-        | Command::Loadtest(_)
-        | Command::Arena(_) => {
-            unreachable!("handled above")
-        }
-        Command::Show { fen, moves } => {
+        Offline::Show { fen, moves } => {
             let game = tools::game_from_args(&fen, &moves)?;
             write!(out, "{}", game.position().diagram())?;
             writeln!(out, "FEN: {}", game.position())?;
