@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Args;
+use emergo_engine::MctsConfig;
 
 /// Everything the server can be told. Each flag has an `EMERGO_*` environment fallback and a
 /// default that runs well on a laptop, so `bot-server` with no arguments is a working server.
@@ -68,6 +69,25 @@ pub struct ServerConfig {
     /// Name of this replica, reported by ServerInfo (default: the host name).
     #[arg(long, env = "EMERGO_NAME")]
     pub name: Option<String>,
+
+    /// The search configuration, as comma-separated settings applied in order to the default
+    /// (the strongest measured): `config=uniform` for the first version's engine, or tuning
+    /// keys `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `prune=on|off`, `temp`,
+    /// `samples`, `scale`, `leafdepth`. ServerInfo reports the result.
+    #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
+    pub mcts: MctsConfig,
+}
+
+/// Parses `--mcts`: settings `key=value` separated by commas, applied to the default.
+pub fn parse_mcts(text: &str) -> Result<MctsConfig, String> {
+    let mut config = MctsConfig::default();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (key, value) = item
+            .split_once('=')
+            .ok_or_else(|| format!("{item:?} is not key=value"))?;
+        config.set(key.trim(), value.trim())?;
+    }
+    Ok(config)
 }
 
 impl Default for ServerConfig {
@@ -88,6 +108,7 @@ impl Default for ServerConfig {
             metrics_listen: None,
             auth_token: None,
             name: None,
+            mcts: MctsConfig::default(),
         }
     }
 }
@@ -126,5 +147,20 @@ impl ServerConfig {
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "emergo-bot".to_owned())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcts_settings_parse() {
+        assert_eq!(parse_mcts("config=strong").unwrap(), MctsConfig::strong());
+        assert_eq!(parse_mcts("config=uniform").unwrap(), MctsConfig::uniform());
+        let c = parse_mcts("c=0.8, minimax=0.2").unwrap();
+        assert_eq!((c.exploration, c.minimax_weight), (0.8, 0.2));
+        assert!(parse_mcts("c").unwrap_err().contains("key=value"));
+        assert!(parse_mcts("bogus=1").unwrap_err().contains("unknown"));
     }
 }

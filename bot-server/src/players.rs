@@ -1,8 +1,10 @@
-//! Players that choose moves in-process: uniform random, greedy (most prisoners now) and MCTS.
-//! Used by `emergo arena`-style matches and by the strength tests.
+//! Players that choose moves in-process: uniform random, greedy (most prisoners now), MCTS and
+//! alpha-beta. Used by `emergo arena`-style matches and by the strength tests.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use emergo_engine::{AbLimits, AbResult, AlphaBeta, Knowledge, MctsConfig};
 use emergo_mcts::{Search, SearchParams, Snapshot};
 use emergo_rules::{Game, Move, Outcome};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -87,15 +89,23 @@ impl MovePicker for GreedyPlayer {
     }
 }
 
+/// Node cap of an in-process MCTS player's tree: 8,000,000 nodes of 48 bytes (384 MB, allocated
+/// as the tree grows). The default engine expands ~1.5 million nodes per second and thread in
+/// the middle game (every child of an expanded node is created with its prior), so the
+/// library's default of 2,000,000 would fill up within a 1 s move.
+pub const PLAYER_MAX_NODES: usize = 8_000_000;
+
 /// Plays the best move of an MCTS search with a fixed budget.
 pub struct MctsPlayer {
     params: SearchParams,
+    knowledge: Option<Arc<Knowledge>>,
     label: String,
     last: Option<Snapshot<Move>>,
 }
 
 impl MctsPlayer {
-    /// A player searching `playouts` playouts and/or `time` per move on `threads` threads.
+    /// A player searching `playouts` playouts and/or `time` per move on `threads` threads, with
+    /// the default configuration ([`MctsConfig::strong`]).
     pub fn new(
         playouts: Option<u64>,
         time: Option<Duration>,
@@ -107,17 +117,33 @@ impl MctsPlayer {
             (None, Some(t)) => format!("mcts:{}ms", t.as_millis()),
             (None, None) => "mcts".to_owned(),
         };
-        MctsPlayer {
+        let mut player = MctsPlayer {
             params: SearchParams {
                 max_playouts: playouts,
                 max_time: time,
                 threads: threads.max(1),
                 seed,
+                max_nodes: PLAYER_MAX_NODES,
                 ..SearchParams::default()
             },
+            knowledge: None,
             label,
             last: None,
-        }
+        };
+        player.set_config(&MctsConfig::default());
+        player
+    }
+
+    /// This player with another configuration (e.g. [`MctsConfig::uniform`], the first
+    /// version's engine).
+    pub fn with_config(mut self, config: &MctsConfig) -> MctsPlayer {
+        self.set_config(config);
+        self
+    }
+
+    fn set_config(&mut self, config: &MctsConfig) {
+        config.apply(&mut self.params);
+        self.knowledge = config.shared_knowledge();
     }
 
     /// The statistics of the last search.
@@ -133,10 +159,55 @@ impl MovePicker for MctsPlayer {
 
     fn pick(&mut self, game: &Game) -> Option<Move> {
         self.params.seed = self.params.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut search = Search::new(EmergoState::from_game(game), self.params.clone());
+        let state = EmergoState::from_game(game).with_knowledge(self.knowledge.clone());
+        let mut search = Search::new(state, self.params.clone());
         let snapshot = search.run();
         let best = snapshot.best_move;
         self.last = Some(snapshot);
+        best
+    }
+}
+
+/// Plays the best move of the alpha-beta engine ([`emergo_engine::alphabeta`]) with a fixed
+/// depth, time or node budget. Keeps its transposition table for the whole game.
+pub struct AbPlayer {
+    engine: Box<AlphaBeta>,
+    limits: AbLimits,
+    label: String,
+    last: Option<AbResult>,
+}
+
+impl AbPlayer {
+    /// A player searching with `limits` (one thread).
+    pub fn new(limits: AbLimits) -> AbPlayer {
+        let label = match (limits.max_time, limits.max_nodes) {
+            (Some(t), _) => format!("ab:{}ms", t.as_millis()),
+            (None, Some(n)) => format!("ab:{n}n"),
+            (None, None) => format!("ab:d{}", limits.max_depth),
+        };
+        AbPlayer {
+            engine: Box::default(),
+            limits,
+            label,
+            last: None,
+        }
+    }
+
+    /// The result of the last search.
+    pub fn last_search(&self) -> Option<&AbResult> {
+        self.last.as_ref()
+    }
+}
+
+impl MovePicker for AbPlayer {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+
+    fn pick(&mut self, game: &Game) -> Option<Move> {
+        let result = self.engine.search_game(game, self.limits);
+        let best = result.best;
+        self.last = Some(result);
         best
     }
 }

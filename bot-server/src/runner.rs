@@ -18,7 +18,7 @@ use tonic::Status;
 use crate::admission::{Admission, Grant};
 use crate::config::ServerConfig;
 use crate::convert;
-use crate::engine::EmergoState;
+use crate::engine::{EmergoState, Knowledge};
 use crate::error::ServiceError;
 use crate::games::{GameStore, KeptGame};
 use crate::request::SearchJob;
@@ -96,6 +96,8 @@ pub struct Engine {
     pub admission: Admission,
     /// Kept trees for reuse.
     pub games: GameStore,
+    /// The Emergo knowledge of `config.mcts`, shared by every search.
+    knowledge: Option<Arc<Knowledge>>,
     active: Mutex<HashMap<u64, Arc<StopControl>>>,
     next_id: AtomicU64,
     completed: AtomicU64,
@@ -126,6 +128,7 @@ impl Engine {
                 config.max_queue_wait(),
             ),
             games: GameStore::new(config.kept_games, config.kept_nodes),
+            knowledge: config.mcts.shared_knowledge(),
             config,
             active: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -183,7 +186,9 @@ impl Engine {
             return Err(ServiceError::ShuttingDown);
         }
         let fen_now = job.position.game.position().to_string();
-        let state = EmergoState::from_game(&job.position.game).with_root_moves(&job.root_moves);
+        let state = EmergoState::from_game(&job.position.game)
+            .with_root_moves(&job.root_moves)
+            .with_knowledge(self.knowledge.clone());
         if let Some(outcome) = state.rules_outcome() {
             return Ok(convert::game_over(fen_now, outcome));
         }
@@ -215,7 +220,7 @@ impl Engine {
             }
         }
 
-        let params = SearchParams {
+        let mut params = SearchParams {
             threads: grant.threads,
             seed: if job.seed == 0 {
                 fresh_seed()
@@ -227,9 +232,10 @@ impl Engine {
             max_nodes: self.config.max_nodes,
             pv_len: job.pv_len,
             multi_pv: job.multi_pv,
-            smart_pruning: !job.exhaustive,
             ..SearchParams::default()
         };
+        self.config.mcts.apply(&mut params);
+        params.smart_pruning &= !job.exhaustive;
         let ctl = Arc::new(StopControl::new());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.lock_active().insert(id, ctl.clone());

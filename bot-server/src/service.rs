@@ -267,6 +267,7 @@ impl EmergoBot for BotService {
                 requests_refused: e.admission.refused(),
             }),
             replica: c.replica_name(),
+            engine: c.mcts.describe(),
         };
         finish("ServerInfo", started, Ok(info)).map(Response::new)
     }

@@ -111,6 +111,31 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// `Some(..)` iff the game is over in this state.
     fn outcome(&self) -> Option<Outcome>;
 
+    /// A static evaluation of this state (not over): the expected score for [`Player::One`] in
+    /// `[0, 1]`, or `None` (the default) for a game without one. Used by evaluation-cut playouts
+    /// ([`SearchParams::playout_cutoff`](crate::SearchParams::playout_cutoff)).
+    fn evaluate(&self) -> Option<f32> {
+        None
+    }
+
+    /// What the game knows about `moves` (this state's legal moves, in
+    /// [`legal_moves`](Game::legal_moves) order), asked once per expansion:
+    ///
+    /// * `priors`: prior probabilities, same order; they need not sum to 1 (the search
+    ///   normalises them) and negative or NaN values count as 0. Left empty: uniform.
+    /// * `values`: the static value of the state after each move for the player making it, in
+    ///   `[0, 1]`. They seed the implicit minimax values
+    ///   ([`SearchParams::minimax_weight`](crate::SearchParams::minimax_weight)), serve as the
+    ///   first-play value of unvisited children. They may be cheaper and rougher than
+    ///   [`evaluate`](Game::evaluate), which scores the leaves. Left empty: unknown.
+    ///
+    /// The default leaves both empty.
+    fn move_knowledge(&self, moves: &[Self::Move], priors: &mut Vec<f32>, values: &mut Vec<f32>) {
+        let _ = moves;
+        priors.clear();
+        values.clear();
+    }
+
     /// Random playout from this state (mutating it), at most `max_turns` turns.
     ///
     /// The default plays uniformly random legal moves (from [`legal_moves`](Game::legal_moves))

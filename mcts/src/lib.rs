@@ -118,6 +118,6 @@ mod tree;
 pub use game::{Game, Outcome, Player, Playout, PlayoutEnd, Rng, uniform_index};
 pub use handle::SearchHandle;
 pub use limits::StopReason;
-pub use params::SearchParams;
+pub use params::{SearchParams, Selection};
 pub use search::Search;
 pub use snapshot::{MoveStats, Proven, Snapshot};

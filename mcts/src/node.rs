@@ -10,7 +10,7 @@
 //! (the crate forbids `unsafe`). The contract for each field is written next to it.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use crate::solver::Bounds;
 
@@ -74,7 +74,7 @@ impl Stats {
     }
 }
 
-/// One tree node. 40 bytes for moves of up to 4 bytes (see `Search::bytes_per_node`).
+/// One tree node. 40 bytes for moves of up to 4 bytes, 48 up to 12 bytes (see `Search::bytes_per_node`).
 #[derive(Debug)]
 pub(crate) struct Node<M> {
     /// The move leading here from the parent. Set exactly once by the thread expanding the
@@ -107,6 +107,16 @@ pub(crate) struct Node<M> {
     /// updating two siblings at once cannot both miss each other's update; plain acquire loads
     /// in selection and backup, where stale bounds only cost a little efficiency.
     bounds: AtomicU32,
+    /// The move's prior probability, normalised over its siblings, in 1/65535 units (see
+    /// [`quantise`]). Written (relaxed) by the expanding thread before the release store
+    /// publishing the parent's children, read only after the acquire load of it, like `mv`.
+    prior: AtomicU16,
+    /// Implicit minimax value for the mover ([`quantise`]d; 0 = unknown): the game's static
+    /// value of this position, or, once expanded, the best of its children's minimax values
+    /// seen from here. Written with relaxed stores during backup; a race only leaves a value a
+    /// little stale, which the next backup through the node repairs. Together with `prior` it
+    /// lives in what was alignment padding: the node stays 48 bytes for 12-byte moves.
+    minimax: AtomicU16,
 }
 
 impl<M: Copy> Node<M> {
@@ -119,7 +129,40 @@ impl<M: Copy> Node<M> {
             counts: AtomicU64::new(0),
             value_sum: AtomicU64::new(0),
             bounds: AtomicU32::new(0),
+            prior: AtomicU16::new(0),
+            minimax: AtomicU16::new(0),
         }
+    }
+
+    /// The move's prior (see the field); 0 when the game gave none.
+    pub(crate) fn prior(&self) -> f32 {
+        f32::from(self.prior.load(Ordering::Relaxed)) / 65535.0
+    }
+
+    /// Sets the prior of a freshly reserved child (before its parent publishes it). Priors
+    /// below 1/65535 are kept at that minimum, so no move is ever ruled out by its prior alone.
+    pub(crate) fn set_prior(&self, prior: f32) {
+        let q = (prior.clamp(0.0, 1.0) * 65535.0).round() as u16;
+        self.prior.store(q.max(1), Ordering::Relaxed);
+    }
+
+    /// The implicit minimax value for the mover, if known.
+    pub(crate) fn minimax(&self) -> Option<f32> {
+        match self.minimax.load(Ordering::Relaxed) {
+            0 => None,
+            q => Some(f32::from(q - 1) / 65534.0),
+        }
+    }
+
+    /// Stores the implicit minimax value for the mover (a value in `[0, 1]`).
+    pub(crate) fn set_minimax(&self, value: f32) {
+        let value = if value.is_nan() {
+            0.5
+        } else {
+            value.clamp(0.0, 1.0)
+        };
+        self.minimax
+            .store(1 + (value * 65534.0).round() as u16, Ordering::Relaxed);
     }
 
     /// The move leading to this node.
@@ -243,6 +286,10 @@ impl<M: Copy> Node<M> {
             .store(from.value_sum.load(Ordering::Relaxed), Ordering::Relaxed);
         self.bounds
             .store(from.bounds.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.prior
+            .store(from.prior.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.minimax
+            .store(from.minimax.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }
 
@@ -254,6 +301,25 @@ mod tests {
     fn node_is_compact() {
         assert_eq!(std::mem::size_of::<Node<u16>>(), 40);
         assert_eq!(std::mem::size_of::<Node<u32>>(), 40);
+        // A 12-byte move (Emergo's) still fits the 48-byte budget: the prior uses padding.
+        assert_eq!(std::mem::size_of::<Node<[u32; 3]>>(), 48);
+    }
+
+    #[test]
+    fn priors_and_minimax_values_round_trip() {
+        let node = Node::<u8>::new();
+        assert_eq!(node.prior(), 0.0);
+        assert_eq!(node.minimax(), None);
+        node.set_prior(0.25);
+        assert!((node.prior() - 0.25).abs() < 1e-4);
+        node.set_prior(0.0);
+        assert!(node.prior() > 0.0);
+        node.set_minimax(0.0);
+        assert_eq!(node.minimax(), Some(0.0));
+        node.set_minimax(1.0);
+        assert_eq!(node.minimax(), Some(1.0));
+        node.set_minimax(f32::NAN);
+        assert!((node.minimax().unwrap() - 0.5).abs() < 1e-4);
     }
 
     #[test]

@@ -57,6 +57,37 @@ pub struct SearchParams {
     /// Maximum number of turns of one playout (passed to [`Game::playout`](crate::Game::playout)).
     /// Default 400.
     pub playout_cap: u32,
+    /// Evaluation-cut playouts: after this many plies a playout stops and the game's static
+    /// evaluation ([`Game::evaluate`](crate::Game::evaluate)) scores it; `Some(0)` replaces the
+    /// playout by the evaluation of the leaf. `None` (default): playouts run to the end (or the
+    /// cap). A game without an evaluation falls back to its playout's own estimate.
+    pub playout_cutoff: Option<u32>,
+    /// How children are chosen during the descent (default [`Selection::Uct`]).
+    pub selection: Selection,
+    /// Weight of the move priors ([`Game::priors`](crate::Game::priors)) in selection: with
+    /// [`Selection::Uct`] a progressive-bias term `prior_weight * P / (n + 1)` (0, the default,
+    /// ignores priors); with [`Selection::Puct`] it is unused (the prior is part of the formula).
+    pub prior_weight: f32,
+    /// Implicit minimax backups (Lanctot, Winands, Pepels & Sturtevant 2014): every node also
+    /// keeps the minimax of its descendants' static values
+    /// ([`Game::move_knowledge`](crate::Game::move_knowledge)), and selection ranks children
+    /// by `(1 - w) * Q + w * minimax`. 0 (default) turns it off; needs a game that gives values.
+    pub minimax_weight: f32,
+}
+
+/// The selection formula. Both clamp values into the solver bounds and skip proven losses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Selection {
+    /// UCB1 for trees: `Q + c * sqrt(ln N / n)`, plus progressive bias from the priors when
+    /// [`SearchParams::prior_weight`] is positive. Unvisited children score
+    /// `fpu + c * sqrt(ln N)`.
+    #[default]
+    Uct,
+    /// The AlphaZero rule: `Q + c * P * sqrt(N) / (1 + n)` with `c` =
+    /// [`SearchParams::exploration`] and `P` the move's prior (uniform without priors).
+    /// Unvisited children count `Q` = [`SearchParams::first_play_urgency`]. Good priors let it
+    /// search narrow and deep, which is what a tactical game needs.
+    Puct,
 }
 
 impl Default for SearchParams {
@@ -76,6 +107,10 @@ impl Default for SearchParams {
             multi_pv: 1,
             smart_pruning: true,
             playout_cap: 400,
+            playout_cutoff: None,
+            selection: Selection::Uct,
+            prior_weight: 0.0,
+            minimax_weight: 0.0,
         }
     }
 }
@@ -84,6 +119,14 @@ impl SearchParams {
     /// The node cap as an arena size: at least 1 (the root) and addressable by `u32`.
     pub(crate) fn node_cap(&self) -> u32 {
         u32::try_from(self.max_nodes).unwrap_or(u32::MAX).max(1)
+    }
+
+    /// Whether expansions ask the game for move knowledge (only when something reads it).
+    pub(crate) fn uses_knowledge(&self) -> bool {
+        self.selection == Selection::Puct
+            || self.prior_weight > 0.0
+            || self.minimax_weight > 0.0
+            || self.playout_cutoff.is_some()
     }
 
     /// The number of threads to run, at least 1.

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand_xoshiro::rand_core::SeedableRng;
 
-use crate::game::{Game, Outcome, Player, Rng};
+use crate::game::{Game, Outcome, Player, PlayoutEnd, Rng};
 use crate::handle::SearchHandle;
 use crate::limits::{self, Control, StopReason};
 use crate::node::{Expansion, MAX_CHILDREN, Node, to_fixed};
@@ -70,7 +70,15 @@ impl<G: Game> Core<G> {
         if root.expansion() == Expansion::Empty && root.try_begin_expand() {
             let mut moves = Vec::new();
             self.root.legal_moves(&mut moves);
-            expand(&self.tree, root, &moves, self.root_mover, &self.root);
+            let mut knowledge = MoveKnowledge::new(self.params.uses_knowledge());
+            expand(
+                &self.tree,
+                root,
+                &moves,
+                self.root_mover,
+                &self.root,
+                &mut knowledge,
+            );
         }
     }
 
@@ -317,6 +325,7 @@ fn expand<G: Game>(
     moves: &[G::Move],
     mover: Player,
     state: &G,
+    knowledge: &mut MoveKnowledge,
 ) -> Expanded {
     if moves.is_empty() {
         let outcome = state.outcome().unwrap_or(Outcome::Draw);
@@ -330,8 +339,25 @@ fn expand<G: Game>(
         .and_then(|count| Some((tree.reserve(count)?, count)));
     match reserved {
         Some((first, count)) => {
-            for (child, &mv) in (first..).zip(moves) {
-                tree.node(child).set_move(mv);
+            knowledge.fetch(state, moves);
+            let priors = &knowledge.priors;
+            let total: f32 = priors.iter().map(|&p| clean_prior(p)).sum();
+            let normalised = priors.len() == moves.len() && total > 0.0;
+            let values = (knowledge.values.len() == moves.len()).then_some(&knowledge.values);
+            for (i, (child, &mv)) in (first..).zip(moves).enumerate() {
+                let node = tree.node(child);
+                node.set_move(mv);
+                if normalised {
+                    node.set_prior(clean_prior(priors[i]) / total);
+                }
+                if let Some(values) = values {
+                    node.set_minimax(values[i]);
+                }
+            }
+            if let Some(best) = values.and_then(|v| v.iter().copied().reduce(f32::max)) {
+                // The node's own minimax value: its best child's, seen from the node's mover.
+                let to_move = state.to_move();
+                node.set_minimax(if to_move == mover { best } else { 1.0 - best });
             }
             node.publish_expanded(first, count);
             Expanded::Children
@@ -341,6 +367,39 @@ fn expand<G: Game>(
             Expanded::Full
         }
     }
+}
+
+/// Scratch space for [`Game::move_knowledge`], reused across expansions.
+struct MoveKnowledge {
+    /// Whether to ask the game at all (only when the parameters use the answers).
+    wanted: bool,
+    priors: Vec<f32>,
+    values: Vec<f32>,
+}
+
+impl MoveKnowledge {
+    fn new(wanted: bool) -> Self {
+        MoveKnowledge {
+            wanted,
+            priors: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Asks the game about `moves` (or clears the answers when not wanted).
+    fn fetch<G: Game>(&mut self, state: &G, moves: &[G::Move]) {
+        if self.wanted {
+            state.move_knowledge(moves, &mut self.priors, &mut self.values);
+        } else {
+            self.priors.clear();
+            self.values.clear();
+        }
+    }
+}
+
+/// A prior as the search uses it: negative and NaN values count as 0.
+fn clean_prior(p: f32) -> f32 {
+    if p > 0.0 { p.min(f32::MAX) } else { 0.0 }
 }
 
 /// Converts a value for `player` into a value for [`Player::One`].
@@ -365,6 +424,7 @@ struct Step {
 struct Worker<G: Game> {
     state: G,
     moves: Vec<G::Move>,
+    knowledge: MoveKnowledge,
     path: Vec<Step>,
     rng: Rng,
     uct: Uct,
@@ -383,6 +443,7 @@ impl<G: Game> Worker<G> {
         Worker {
             state: core.root.clone(),
             moves: Vec::new(),
+            knowledge: MoveKnowledge::new(core.params.uses_knowledge()),
             path: Vec::new(),
             rng: Rng::seed_from_u64(seed),
             uct: Uct::new(&core.params),
@@ -444,7 +505,15 @@ impl<G: Game> Worker<G> {
                     }
                     if node.try_begin_expand() {
                         self.state.legal_moves(&mut self.moves);
-                        match expand(tree, node, &self.moves, mover, &self.state) {
+                        let expanded = expand(
+                            tree,
+                            node,
+                            &self.moves,
+                            mover,
+                            &self.state,
+                            &mut self.knowledge,
+                        );
+                        match expanded {
                             // Loop again: the node is expanded now, select a child.
                             Expanded::Children => {}
                             Expanded::Terminal(outcome) => {
@@ -472,6 +541,9 @@ impl<G: Game> Worker<G> {
         if proven {
             self.propagate_bounds(tree);
         }
+        if core.params.minimax_weight > 0.0 {
+            self.backup_minimax(tree);
+        }
         // Leaf to root, each node's result clamped into its solver bounds, and the clamped value
         // passed on up: what is proven overrides what the playout said.
         let mut value = value;
@@ -485,12 +557,47 @@ impl<G: Game> Worker<G> {
 
     /// A playout from the current scratch state, which is `node`'s position. Returns the value
     /// for [`Player::One`] and whether `node` turned out to be a (now proven) terminal position.
+    ///
+    /// With [`SearchParams::playout_cutoff`] the playout stops after that many plies and the
+    /// game's static evaluation scores the position reached (cutoff 0: the leaf itself, after
+    /// checking that it is not over).
     fn leaf_playout(&mut self, core: &Core<G>, node: &Node<G::Move>, mover: Player) -> (f32, bool) {
-        let playout = self.state.playout(&mut self.rng, core.params.playout_cap);
+        let cap = core.params.playout_cap;
+        let cutoff = core.params.playout_cutoff;
+        if cutoff == Some(0) {
+            if let Some(outcome) = self.state.outcome() {
+                node.merge_bounds(Bounds::terminal(outcome, mover));
+                return (outcome.value_for(Player::One), true);
+            }
+            if let Some(value) = self.state.evaluate() {
+                return (
+                    PlayoutEnd::Capped {
+                        value_for_one: value,
+                    }
+                    .value_for_one(),
+                    false,
+                );
+            }
+        }
+        let turns = cutoff.filter(|&c| c > 0).map_or(cap, |c| c.min(cap));
+        let playout = self.state.playout(&mut self.rng, turns);
         if playout.turns == 0 {
             if let Some(outcome) = self.state.outcome() {
                 node.merge_bounds(Bounds::terminal(outcome, mover));
                 return (outcome.value_for(Player::One), true);
+            }
+        }
+        if let PlayoutEnd::Capped { .. } = playout.end {
+            if cutoff.is_some() {
+                if let Some(value) = self.state.evaluate() {
+                    return (
+                        PlayoutEnd::Capped {
+                            value_for_one: value,
+                        }
+                        .value_for_one(),
+                        false,
+                    );
+                }
             }
         }
         (playout.end.value_for_one(), false)
@@ -514,6 +621,51 @@ impl<G: Game> Worker<G> {
             };
             if !node.merge_bounds(bounds.for_player(to_move, step.mover)) {
                 return;
+            }
+        }
+    }
+
+    /// Implicit minimax backup: recomputes each expanded node's minimax value on the path,
+    /// leaf to root, as the best of its children's (from the node's mover's point of view),
+    /// with proven children counting at their proven value. Stops early where nothing changed.
+    fn backup_minimax(&self, tree: &Tree<G::Move>) {
+        for k in (0..self.path.len()).rev() {
+            let step = self.path[k];
+            let node = tree.node(step.node);
+            let Expansion::Expanded { first, count } = node.expansion() else {
+                continue;
+            };
+            if count == 0 {
+                continue;
+            }
+            // The children's mover is the player to move here. (The path's last node was just
+            // expanded, which set its value, or is a leaf or proven: nothing to recompute.)
+            let Some(child_mover) = self.path.get(k + 1).map(|s| s.mover) else {
+                continue;
+            };
+            let mut best: Option<f32> = None;
+            for c in first..first + count {
+                let child = tree.node(c);
+                let value = match child.bounds().proven() {
+                    Some(p) => Some(p.value()),
+                    None => child.minimax(),
+                };
+                if let Some(v) = value {
+                    best = Some(best.map_or(v, |b: f32| b.max(v)));
+                }
+            }
+            let Some(best) = best else {
+                continue;
+            };
+            let value = if child_mover == step.mover {
+                best
+            } else {
+                1.0 - best
+            };
+            let old = node.minimax();
+            node.set_minimax(value);
+            if old.is_some_and(|o| (o - value).abs() < 1e-5) {
+                break;
             }
         }
     }

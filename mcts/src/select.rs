@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::node::{Node, Stats, VALUE_SCALE};
-use crate::params::SearchParams;
+use crate::params::{SearchParams, Selection};
 use crate::snapshot::Proven;
 use crate::solver::Bounds;
 use crate::tree::Tree;
@@ -15,6 +15,9 @@ pub(crate) struct Uct {
     exploration: f32,
     fpu: f32,
     virtual_loss: u64,
+    selection: Selection,
+    prior_weight: f32,
+    minimax_weight: f32,
 }
 
 impl Uct {
@@ -23,6 +26,9 @@ impl Uct {
             exploration: params.exploration,
             fpu: params.first_play_urgency,
             virtual_loss: u64::from(params.virtual_loss),
+            selection: params.selection,
+            prior_weight: params.prior_weight.max(0.0),
+            minimax_weight: params.minimax_weight.clamp(0.0, 1.0),
         }
     }
 
@@ -56,8 +62,12 @@ impl Uct {
         count: u32,
         floor: Option<u8>,
     ) -> u32 {
-        let parent_visits = self.effective_visits(&parent.stats()).max(1) as f32;
-        let explore = self.exploration * parent_visits.ln().sqrt();
+        let parent_n = self.effective_visits(&parent.stats()).max(1) as f32;
+        let explore = match self.selection {
+            Selection::Uct => self.exploration * parent_n.ln().sqrt(),
+            Selection::Puct => self.exploration * parent_n.sqrt(),
+        };
+        let uniform = 1.0 / count as f32;
         let mut best = None;
         let mut best_score = f32::NEG_INFINITY;
         let mut fallback = first;
@@ -80,11 +90,36 @@ impl Uct {
             } else {
                 let stats = child.stats();
                 let n = self.effective_visits(&stats);
-                if n == 0 {
-                    bounds.clamp(self.fpu) + explore
+                let minimax = child.minimax();
+                let q = if n == 0 {
+                    // An unvisited child with a static value starts from it.
+                    minimax.unwrap_or(self.fpu)
                 } else {
-                    let q = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
-                    bounds.clamp(q) + explore / (n as f32).sqrt()
+                    let mean = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
+                    match minimax {
+                        Some(m) if self.minimax_weight > 0.0 => {
+                            (1.0 - self.minimax_weight) * mean + self.minimax_weight * m
+                        }
+                        _ => mean,
+                    }
+                };
+                let q = bounds.clamp(q);
+                match self.selection {
+                    Selection::Uct => {
+                        let bias = if self.prior_weight > 0.0 {
+                            self.prior_weight * child.prior() / (n as f32 + 1.0)
+                        } else {
+                            0.0
+                        };
+                        q + explore / (n.max(1) as f32).sqrt() + bias
+                    }
+                    Selection::Puct => {
+                        let p = match child.prior() {
+                            p if p > 0.0 => p,
+                            _ => uniform,
+                        };
+                        q + explore * p / (n as f32 + 1.0)
+                    }
                 }
             };
             if score > best_score {

@@ -207,9 +207,43 @@ impl Position {
         self.units_of(self.side_to_move()) & CAN_STEP[d.index()] & pull(self.empty_squares(), d, 1)
     }
 
+    /// Squares of `player`'s units that could jump right now if it were `player`'s turn: the
+    /// side to move's must-capture test, and for the other side a *threat* (evaluation).
+    #[inline]
+    pub fn jumpers_of(&self, player: Player) -> Bitboard {
+        self.jumpers(player)
+    }
+
+    /// Units of `player` that an opponent unit could jump right now (an opponent unit on one side,
+    /// an empty square on the other), whoever is to move. Evaluation uses it for unit safety.
+    #[inline]
+    pub fn attacked_units(&self, player: Player) -> Bitboard {
+        let mine = self.units_of(player);
+        let theirs = self.units_of(player.other());
+        let empty = self.empty_squares();
+        let mut attacked = 0;
+        for d in Direction::ALL {
+            attacked |= INTERIOR[d.index()] & pull(theirs, d, 1) & pull(empty, d.opposite(), 1);
+        }
+        attacked & mine
+    }
+
+    /// Number of jumps of the longest chain `player` could capture if it were to move now (0 if
+    /// none). For the side to move this is [`Position::max_capture_len`]; for the other side it
+    /// measures the threat the side to move faces.
+    pub fn max_capture_len_of(&self, player: Player) -> usize {
+        let mut best = 0;
+        self.for_each_chain_of(player, |c| best = best.max(c.len()));
+        best
+    }
+
     /// Calls `emit` with every complete capture chain of the side to move (of any length).
-    fn for_each_chain<F: FnMut(Chain)>(&self, mut emit: F) {
-        let mover = self.side_to_move();
+    fn for_each_chain<F: FnMut(Chain)>(&self, emit: F) {
+        self.for_each_chain_of(self.side_to_move(), emit);
+    }
+
+    /// Calls `emit` with every complete capture chain of `mover`'s units (of any length).
+    fn for_each_chain_of<F: FnMut(Chain)>(&self, mover: Player, mut emit: F) {
         let mut cells = *self.cells();
         for from in Square::iter_bits(self.jumpers(mover)) {
             let i = from.index();

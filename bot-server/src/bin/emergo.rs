@@ -85,6 +85,32 @@ enum Offline {
         /// With --search: the node cap of the tree.
         #[arg(long, default_value_t = 2_000_000)]
         nodes: usize,
+        /// With --search: the search configuration, as for `bot-server --mcts` (default: the
+        /// server's default engine; `config=uniform` for the first version's).
+        #[arg(long, default_value = "config=strong", value_parser = emergo_bot_server::config::parse_mcts)]
+        mcts: emergo_engine::MctsConfig,
+    },
+    /// Learn the evaluation weights from self-play (logistic regression of game results on the
+    /// evaluation's features) and print them as a weights file (engine/weights.txt format).
+    LearnEval {
+        /// Self-play games.
+        #[arg(long, default_value_t = 4000)]
+        games: usize,
+        /// Depth of the alpha-beta self-play.
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
+        /// Gradient-descent iterations of the fit.
+        #[arg(long, default_value_t = 2000)]
+        iterations: usize,
+        /// Threads playing games.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Seed (the same seed and parameters give the same weights).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write the weights to this file instead of standard output.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Draw a position as a text diagram with stacks, men in hand and the side to move.
     Show {
@@ -173,6 +199,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             json,
             search,
             nodes,
+            mcts,
         } => {
             if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
                 return Err("--seconds must be between 0 and 3600".into());
@@ -184,10 +211,17 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 if nodes == 0 || nodes > 200_000_000 {
                     return Err("--nodes must be between 1 and 200000000".into());
                 }
-                let r = bench::search(Duration::from_secs_f64(seconds), threads, seed, nodes);
+                let r = bench::search(
+                    Duration::from_secs_f64(seconds),
+                    threads,
+                    seed,
+                    nodes,
+                    &mcts,
+                );
                 if json {
                     writeln!(out, "{}", serde_json::to_string(&r)?)?;
                 } else {
+                    writeln!(out, "engine: {}", r.engine)?;
                     writeln!(
                         out,
                         "search: {} playouts in {:.2} s on {} thread(s): {:.0} playouts/s = {:.1}% of raw ({:.0}/s)",
@@ -242,6 +276,61 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     bench::PLAYOUT_CAP,
                     100.0 * r.unfinished
                 )?;
+            }
+        }
+        Offline::LearnEval {
+            games,
+            depth,
+            iterations,
+            threads,
+            seed,
+            out: path,
+        } => {
+            if !(1..=1_000_000).contains(&games) || !(1..=8).contains(&depth) {
+                return Err("--games must be in 1..=1000000 and --depth in 1..=8".into());
+            }
+            if !(1..=1_000_000).contains(&iterations) || !(1..=256).contains(&threads) {
+                return Err("--iterations must be in 1..=1000000 and --threads in 1..=256".into());
+            }
+            let cfg = emergo_engine::learn::SelfPlay {
+                games,
+                depth,
+                threads,
+                seed,
+                ..emergo_engine::learn::SelfPlay::default()
+            };
+            let began = Instant::now();
+            let samples = emergo_engine::learn::generate(&cfg, &|n| {
+                if n % 500 == 0 || n == games {
+                    eprintln!("learn-eval: {n}/{games} self-play games");
+                }
+            });
+            eprintln!(
+                "learn-eval: {} positions in {:.1} s; fitting",
+                samples.len(),
+                began.elapsed().as_secs_f64()
+            );
+            let start = emergo_engine::eval::Weights::default();
+            let (weights, report) = emergo_engine::learn::fit(&samples, &start, iterations);
+            eprintln!(
+                "learn-eval: cross-entropy {:.4} -> {:.4} on {} positions ({:.1} s)",
+                report.loss_before,
+                report.loss_after,
+                report.samples,
+                report.elapsed.as_secs_f64()
+            );
+            let text = format!(
+                "# Evaluation weights learnt by `emergo learn-eval --games {games} --depth {depth} \
+                 --iterations {iterations} --seed {seed}`\n# cross-entropy {:.4} -> {:.4} on {} \
+                 self-play positions\n{}",
+                report.loss_before,
+                report.loss_after,
+                report.samples,
+                weights.to_text()
+            );
+            match path {
+                Some(p) => std::fs::write(p, text)?,
+                None => write!(out, "{text}")?,
             }
         }
         Offline::Show { fen, moves } => {

@@ -135,6 +135,11 @@ pub struct SearchBench {
     pub max_depth: u32,
     /// The search's best move.
     pub best_move: String,
+    /// The search configuration (`--mcts`), in words.
+    pub engine: String,
+    /// Iterations per second: with evaluation at the leaf an iteration scores a leaf instead of
+    /// playing a playout, so this is the search speed; `playouts_per_second` is the same count.
+    pub iterations_per_second: f64,
 }
 
 /// Peak resident set size of this process, from `/proc/self/status` (Linux).
@@ -147,20 +152,29 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// Searches the initial position for `duration` on `threads` threads (no early stop), with a
 /// tree of at most `max_nodes` nodes, after measuring the raw playout rate for comparison.
-pub fn search(duration: Duration, threads: usize, seed: u64, max_nodes: usize) -> SearchBench {
+pub fn search(
+    duration: Duration,
+    threads: usize,
+    seed: u64,
+    max_nodes: usize,
+    config: &emergo_engine::MctsConfig,
+) -> SearchBench {
     use emergo_mcts::{Search, SearchParams};
 
     let threads = threads.max(1);
     let raw = playouts(duration.min(Duration::from_secs(2)), threads, seed);
-    let params = SearchParams {
+    let mut params = SearchParams {
         threads,
         seed,
         max_time: Some(duration),
         max_nodes,
-        smart_pruning: false,
         ..SearchParams::default()
     };
-    let mut search = Search::new(crate::engine::EmergoState::new(Position::initial()), params);
+    config.apply(&mut params);
+    params.smart_pruning = false;
+    let state = crate::engine::EmergoState::new(Position::initial())
+        .with_knowledge(config.shared_knowledge());
+    let mut search = Search::new(state, params);
     let s = search.run();
     let bytes_per_node = Search::<crate::engine::EmergoState>::bytes_per_node();
     SearchBench {
@@ -177,5 +191,7 @@ pub fn search(duration: Duration, threads: usize, seed: u64, max_nodes: usize) -
         peak_rss_bytes: peak_rss_bytes(),
         max_depth: s.max_depth,
         best_move: s.best_move.map(|m| m.to_string()).unwrap_or_default(),
+        engine: config.describe(),
+        iterations_per_second: s.playouts_per_second,
     }
 }

@@ -11,7 +11,7 @@ use tonic::Code;
 
 use super::spec::{EngineKind, EngineSpec};
 use crate::client::{Client, ClientError, ConnectArgs, connect, request_with_game};
-use crate::players::{GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer};
+use crate::players::{AbPlayer, GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer};
 
 /// Attempts of one BestMove call before the game is adjudicated as an engine failure.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -209,6 +209,8 @@ pub enum LocalPicker {
     Baseline(Box<dyn MovePicker + Send>),
     /// In-process MCTS.
     Mcts(Box<MctsPlayer>),
+    /// In-process alpha-beta.
+    AlphaBeta(Box<AbPlayer>),
 }
 
 impl LocalPicker {
@@ -219,6 +221,11 @@ impl LocalPicker {
             LocalPicker::Mcts(p) => {
                 let m = p.pick(game);
                 (m, p.last_search().map(|s| s.playouts))
+            }
+            // Nodes stand in for playouts: what the budget bought.
+            LocalPicker::AlphaBeta(p) => {
+                let m = p.pick(game);
+                (m, p.last_search().map(|r| r.nodes))
             }
         }
     }
@@ -253,11 +260,15 @@ impl Seat {
         let picker = match &spec.kind {
             EngineKind::Random => LocalPicker::Baseline(Box::new(RandomPlayer::new(seed))),
             EngineKind::Greedy => LocalPicker::Baseline(Box::new(GreedyPlayer::new(seed))),
-            EngineKind::Mcts => LocalPicker::Mcts(Box::new(MctsPlayer::new(
-                spec.budget.playouts,
-                spec.budget.time,
-                spec.threads,
-                seed,
+            EngineKind::Mcts => {
+                let config = spec.mcts_config().map_err(ClientError::Invalid)?;
+                LocalPicker::Mcts(Box::new(
+                    MctsPlayer::new(spec.budget.playouts, spec.budget.time, spec.threads, seed)
+                        .with_config(&config),
+                ))
+            }
+            EngineKind::AlphaBeta => LocalPicker::AlphaBeta(Box::new(AbPlayer::new(
+                spec.ab_limits().map_err(ClientError::Invalid)?,
             ))),
             EngineKind::Server { .. } => {
                 let server = server.ok_or_else(|| {

@@ -9,7 +9,8 @@
 //! - [`spec`]: the `--engine` spec syntax; [`schedule`]: pairings, colours and openings;
 //! - [`engines`]: in-process pickers on blocking threads, servers with retries and failover;
 //! - [`game`]: one game's move loop, adjudication and record; [`report`]: tables and JSON;
-//!   [`elo`]: Elo and confidence intervals.
+//!   [`elo`]: Elo and confidence intervals; [`sprt`]: the sequential test that stops a match
+//!   once it is decided (`--sprt elo0=0,elo1=20`).
 //!
 //! Servers get one game id per game and side (`arena-<seed>-<game>-w`) in both
 //! `SearchOptions.game_id` and the `x-emergo-game` header, so the server — or a load balancer
@@ -22,6 +23,7 @@ pub mod game;
 pub mod report;
 pub mod schedule;
 pub mod spec;
+pub mod sprt;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -44,17 +46,26 @@ use spec::{Budget, EngineKind};
 /// Flags of `emergo arena`.
 #[derive(Clone, Debug, Args)]
 pub struct ArenaArgs {
-    /// An engine (give two or more): `random`, `greedy`, `mcts[:key=value,...]` (keys: playouts,
-    /// time, threads, name) or `server:URL[,key=value,...]` (same keys), e.g.
-    /// `mcts:playouts=2000`, `server:http://127.0.0.1:50051,time=200ms,name=prod`.
+    /// An engine (give two or more): `random`, `greedy`, `mcts[:key=value,...]` (keys:
+    /// playouts, time, threads, name, and the search settings config=strong|uniform, c, fpu,
+    /// sel, pw, minimax, cutoff, prune, temp, samples, scale, leafdepth), `ab[:key=value,...]`
+    /// (alpha-beta; keys: time, depth, nodes, name) or `server:URL[,key=value,...]` (keys:
+    /// playouts, time, threads, name), e.g. `mcts:config=uniform,time=200ms`, `ab:depth=4`,
+    /// `server:http://127.0.0.1:50051,time=200ms,name=prod`.
     #[arg(long = "engine", value_name = "SPEC", required = true)]
     pub engines: Vec<String>,
     /// Play the first engine against each of the others only (default: every pair).
     #[arg(long)]
     pub gauntlet: bool,
     /// Games per pairing; colours alternate and each opening is played with both colours.
+    /// With --sprt: the most games the test may take.
     #[arg(long, default_value_t = 2)]
     pub games: usize,
+    /// Stop the match as soon as a sequential probability ratio test decides, e.g.
+    /// `elo0=0,elo1=20` (optional alpha=, beta=, default 0.05 each): H1 says the first engine is
+    /// about elo1 stronger than the second, H0 that it is not. Exactly two engines.
+    #[arg(long, value_name = "elo0=E0,elo1=E1[,alpha=A,beta=B]")]
+    pub sprt: Option<String>,
     /// Time per move for engines without their own budget (default 100ms when neither this
     /// nor --playouts is given).
     #[arg(long, value_parser = parse_duration, conflicts_with = "playouts")]
@@ -134,6 +145,17 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
     if args.playouts == Some(0) {
         return Err(invalid("--playouts must be positive".to_owned()));
     }
+    let sprt = match &args.sprt {
+        Some(text) => {
+            if args.engines.len() != 2 {
+                return Err(invalid(
+                    "--sprt needs exactly two --engine specs".to_owned(),
+                ));
+            }
+            Some(sprt::SprtParams::parse(text).map_err(invalid)?)
+        }
+        None => None,
+    };
     let specs = args
         .engines
         .iter()
@@ -148,6 +170,17 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
         global.time = Some(Duration::from_millis(100));
     }
     let engines = spec::resolve(specs, global);
+    for e in &engines {
+        match e.kind {
+            EngineKind::AlphaBeta => {
+                e.ab_limits().map_err(invalid)?;
+            }
+            EngineKind::Mcts => {
+                e.mcts_config().map_err(invalid)?;
+            }
+            _ => {}
+        }
+    }
     let seed = args.seed.unwrap_or_else(clock_seed);
     let source = schedule::parse_openings_arg(&args.openings).map_err(invalid)?;
     let pairings = schedule::pairings(engines.len(), args.gauntlet);
@@ -227,8 +260,10 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
     // order whatever the concurrency.
     let mut finished: BTreeMap<usize, GameReport> = BTreeMap::new();
     let mut next_to_write = 1;
+    // Once the test decides, no new game starts; games already running still count.
+    let mut decided = false;
     loop {
-        while running.len() < args.concurrency {
+        while running.len() < args.concurrency && !decided {
             match pending.next() {
                 Some(g) => {
                     running.spawn(game::play(ctx.clone(), g));
@@ -261,6 +296,16 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
                 .unwrap_or_default(),
             report.turns()
         ));
+        if let Some(test) = &sprt {
+            if !decided && test.verdict(tally.pair_scores(0)) != sprt::Verdict::Continue {
+                decided = true;
+                note(format!(
+                    "{}; finishing the {} running game(s)",
+                    test.describe(tally.pair_scores(0)),
+                    running.len()
+                ));
+            }
+        }
         finished.insert(g.number, report);
         while let Some(r) = finished.remove(&next_to_write) {
             if let Some(sink) = &mut sink {
@@ -271,7 +316,22 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
     }
     bar.finish_and_clear();
 
-    let summary = tally.summary_json(seed, schedule_name, &args.openings);
+    let mut summary = tally.summary_json(seed, schedule_name, &args.openings);
+    if let Some(test) = &sprt {
+        let scores = tally.pair_scores(0);
+        let (lower, upper) = test.bounds();
+        summary["sprt"] = serde_json::json!({
+            "elo0": test.elo0,
+            "elo1": test.elo1,
+            "alpha": test.alpha,
+            "beta": test.beta,
+            "llr": test.llr(scores),
+            "lower_bound": lower,
+            "upper_bound": upper,
+            "games": scores.len(),
+            "verdict": test.verdict(scores).to_string(),
+        });
+    }
     if let Some(sink) = &mut sink {
         writeln!(sink.jsonl, "{summary}")?;
         sink.jsonl.flush()?;
@@ -297,6 +357,9 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
     writeln!(out, "\nEngines")?;
     writeln!(out, "{}", tally.engines_table())?;
     writeln!(out, "\nTerminations: {}", tally.terminations())?;
+    if let Some(test) = &sprt {
+        writeln!(out, "{}", test.describe(tally.pair_scores(0)))?;
+    }
     if let Some(dir) = &args.out {
         writeln!(
             out,

@@ -100,6 +100,11 @@ impl Tally {
         }
     }
 
+    /// The first engine's score in each finished game of pairing `p`, in finishing order.
+    pub fn pair_scores(&self, p: usize) -> &[f64] {
+        self.pair_scores.get(p).map_or(&[], Vec::as_slice)
+    }
+
     /// Games played so far.
     pub fn games(&self) -> usize {
         self.pair_scores.iter().map(Vec::len).sum()
@@ -192,7 +197,7 @@ impl Tally {
             "what",
             "moves",
             "ms/move",
-            "playouts/move",
+            "playouts/move (ab: nodes)",
             "moves with reuse",
             "retries",
             "lost on time/illegal/failure",
@@ -214,7 +219,7 @@ impl Tally {
                 e.describe(),
                 t.moves.to_string(),
                 format!("{:.1}", t.think_ms / (t.moves.max(1) as f64)),
-                if e.searches() {
+                if e.searches() || e.kind == EngineKind::AlphaBeta {
                     format!("{:.0}", t.playouts as f64 / (t.moves.max(1) as f64))
                 } else {
                     "n/a".to_owned()
@@ -277,6 +282,7 @@ impl Tally {
                         EngineKind::Random => "random",
                         EngineKind::Greedy => "greedy",
                         EngineKind::Mcts => "mcts",
+                        EngineKind::AlphaBeta => "ab",
                         EngineKind::Server { .. } => "server",
                     },
                     "url": match &e.kind { EngineKind::Server { url } => Some(url), _ => None },

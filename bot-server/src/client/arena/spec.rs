@@ -1,5 +1,5 @@
-//! Engine specifications on the command line: `random`, `greedy`, `mcts[:key=value,...]` and
-//! `server:URL[,key=value,...]`.
+//! Engine specifications on the command line: `random`, `greedy`, `mcts[:key=value,...]`,
+//! `ab[:key=value,...]` and `server:URL[,key=value,...]`.
 //!
 //! A spec is parsed into an [`EngineSpec`] once, before anything runs, so a typo fails the whole
 //! command at once with a message naming the spec instead of failing game 17 an hour later.
@@ -11,6 +11,26 @@ use crate::client::parse_duration;
 
 /// The most search threads a spec may ask for; more is almost certainly a typo.
 const MAX_THREADS: usize = 256;
+
+/// Keys of an `mcts` spec: the budget, threads and name, then the MCTS settings.
+const MCTS_KEYS: &[&str] = &[
+    "playouts",
+    "time",
+    "threads",
+    "name",
+    "config",
+    "c",
+    "fpu",
+    "sel",
+    "pw",
+    "minimax",
+    "cutoff",
+    "prune",
+    "temp",
+    "samples",
+    "scale",
+    "leafdepth",
+];
 
 /// A per-move budget. Either limit ends the search; an empty budget means "use the global one".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,6 +104,8 @@ pub enum EngineKind {
     Greedy,
     /// MCTS in this process (`players::MctsPlayer`).
     Mcts,
+    /// The alpha-beta engine in this process (`players::AbPlayer`).
+    AlphaBeta,
     /// A bot server over gRPC.
     Server {
         /// The server's URL (with a scheme).
@@ -105,12 +127,52 @@ pub struct EngineSpec {
     pub budget: Budget,
     /// Search threads per move (MCTS and servers).
     pub threads: usize,
+    /// MCTS settings (`emergo_engine::MctsConfig::set` keys and values), in order.
+    pub mcts_settings: Vec<(String, String)>,
+    /// Alpha-beta: deepest iteration.
+    pub depth: Option<u32>,
+    /// Alpha-beta: node budget per move.
+    pub nodes: Option<u64>,
 }
 
 impl EngineSpec {
     /// Whether the engine searches (has a budget at all).
     pub fn searches(&self) -> bool {
-        matches!(self.kind, EngineKind::Mcts | EngineKind::Server { .. })
+        match self.kind {
+            EngineKind::Mcts | EngineKind::Server { .. } => true,
+            // A depth or node budget is a complete budget of its own.
+            EngineKind::AlphaBeta => self.depth.is_none() && self.nodes.is_none(),
+            EngineKind::Random | EngineKind::Greedy => false,
+        }
+    }
+
+    /// The MCTS configuration of an in-process MCTS spec: the default with the spec's settings
+    /// applied (validated when the spec was parsed).
+    pub fn mcts_config(&self) -> Result<emergo_engine::MctsConfig, String> {
+        let mut config = emergo_engine::MctsConfig::default();
+        for (k, v) in &self.mcts_settings {
+            config.set(k, v)?;
+        }
+        Ok(config)
+    }
+
+    /// The alpha-beta limits of an `ab` spec, or an error when it has no budget at all.
+    pub fn ab_limits(&self) -> Result<emergo_engine::AbLimits, String> {
+        let mut limits = emergo_engine::AbLimits {
+            max_time: self.budget.time,
+            max_nodes: self.nodes,
+            ..emergo_engine::AbLimits::default()
+        };
+        if let Some(d) = self.depth {
+            limits.max_depth = d;
+        }
+        if limits.max_time.is_none() && self.depth.is_none() && self.nodes.is_none() {
+            return Err(format!(
+                "engine {:?}: alpha-beta needs time=, depth= or nodes= (or a global --time)",
+                self.text
+            ));
+        }
+        Ok(limits)
     }
 
     /// A description for the engines table: kind, budget and threads.
@@ -119,10 +181,24 @@ impl EngineSpec {
             EngineKind::Random => "random mover".to_owned(),
             EngineKind::Greedy => "greedy one-ply mover".to_owned(),
             EngineKind::Mcts => format!(
-                "in-process MCTS, {}, {} thread(s)",
+                "in-process MCTS, {}, {} thread(s), {}",
                 self.budget.describe(),
-                self.threads
+                self.threads,
+                self.mcts_config().map_or_else(|e| e, |c| c.describe())
             ),
+            EngineKind::AlphaBeta => {
+                let mut parts = Vec::new();
+                if let Some(d) = self.depth {
+                    parts.push(format!("depth {d}"));
+                }
+                if let Some(n) = self.nodes {
+                    parts.push(format!("{n} nodes"));
+                }
+                if self.budget.time.is_some() {
+                    parts.push(self.budget.describe());
+                }
+                format!("in-process alpha-beta, {}, 1 thread", parts.join(", "))
+            }
             EngineKind::Server { url } => format!(
                 "server {url}, {}, {} thread(s)",
                 self.budget.describe(),
@@ -149,10 +225,11 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
             };
             (kind, split_keys(rest), &["name"])
         }
-        "mcts" => (
-            EngineKind::Mcts,
+        "mcts" => (EngineKind::Mcts, split_keys(rest), MCTS_KEYS),
+        "ab" => (
+            EngineKind::AlphaBeta,
             split_keys(rest),
-            &["playouts", "time", "threads", "name"],
+            &["time", "depth", "nodes", "name"],
         ),
         "server" => {
             let rest = rest.unwrap_or_default();
@@ -180,8 +257,8 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         "" => return Err(fail("empty spec".to_owned())),
         other => {
             return Err(fail(format!(
-                "unknown engine {other:?} (expected random, greedy, mcts[:key=value,...] or \
-                 server:URL[,key=value,...])"
+                "unknown engine {other:?} (expected random, greedy, mcts[:key=value,...], \
+                 ab[:key=value,...] or server:URL[,key=value,...])"
             )));
         }
     };
@@ -191,6 +268,9 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         name: String::new(),
         budget: Budget::default(),
         threads: 1,
+        mcts_settings: Vec::new(),
+        depth: None,
+        nodes: None,
     };
     let mut explicit_name = None;
     // The derived name lists the keys as given (minus name=), so `mcts:playouts=2000` is named
@@ -227,6 +307,28 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
                 let t = parse_duration(value).map_err(|e| fail(format!("time={value}: {e}")))?;
                 spec.budget.time = Some(t);
             }
+            "depth" => {
+                spec.depth = Some(
+                    value
+                        .parse()
+                        .ok()
+                        .filter(|d| (1..=emergo_engine::alphabeta::MAX_DEPTH).contains(d))
+                        .ok_or_else(|| {
+                            fail(format!(
+                                "depth={value}: not an integer in 1..={}",
+                                emergo_engine::alphabeta::MAX_DEPTH
+                            ))
+                        })?,
+                );
+            }
+            "nodes" => {
+                spec.nodes =
+                    Some(
+                        value.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                            fail(format!("nodes={value}: not a positive integer"))
+                        })?,
+                    );
+            }
             "threads" => {
                 spec.threads = value
                     .parse()
@@ -237,6 +339,15 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
                             "threads={value}: not an integer in 1..={MAX_THREADS}"
                         ))
                     })?;
+            }
+            _ if spec.kind == EngineKind::Mcts => {
+                let mut check = emergo_engine::MctsConfig::default();
+                for (k, v) in &spec.mcts_settings {
+                    // Earlier settings were checked when they were added.
+                    let _ = check.set(k, v);
+                }
+                check.set(key, value).map_err(&fail)?;
+                spec.mcts_settings.push((key.to_owned(), value.to_owned()));
             }
             _ => {}
         }
@@ -323,6 +434,11 @@ mod tests {
             "mcts:time=fast",
             "mcts:threads=0",
             "mcts:depth=3",
+            "mcts:c=-1",
+            "mcts:config=weak",
+            "ab:depth=0",
+            "ab:nodes=x",
+            "ab:playouts=5",
             "mcts:playouts",
             "mcts:name=",
             "alphabeta",
@@ -331,6 +447,31 @@ mod tests {
             let err = parse_spec(bad).unwrap_err();
             assert!(err.contains(&format!("{bad:?}")), "{err}");
         }
+    }
+
+    #[test]
+    fn ab_and_mcts_settings() {
+        let a = parse_spec("ab:depth=4").unwrap();
+        assert_eq!((a.kind.clone(), a.depth), (EngineKind::AlphaBeta, Some(4)));
+        assert!(!a.searches());
+        assert_eq!(a.ab_limits().unwrap().max_depth, 4);
+        let t = parse_spec("ab:time=200ms").unwrap();
+        assert!(t.searches());
+        assert_eq!(
+            t.ab_limits().unwrap().max_time,
+            Some(Duration::from_millis(200))
+        );
+        assert!(parse_spec("ab").unwrap().ab_limits().is_err());
+        let m = parse_spec("mcts:config=uniform,time=1s").unwrap();
+        assert_eq!(m.name, "mcts:config=uniform,time=1s");
+        assert_eq!(
+            m.mcts_config().unwrap(),
+            emergo_engine::MctsConfig::uniform()
+        );
+        let m = parse_spec("mcts:c=0.7,minimax=0.3").unwrap();
+        let c = m.mcts_config().unwrap();
+        assert_eq!((c.exploration, c.minimax_weight), (0.7, 0.3));
+        assert!(m.describe().contains("PUCT c=0.7"));
     }
 
     #[test]

@@ -1,0 +1,737 @@
+//! An alpha-beta engine for Emergo: iterative deepening, principal variation search, a
+//! transposition table, killer and history move ordering, a capture quiescence search and
+//! repetition awareness.
+//!
+//! It is the baseline that keeps the MCTS honest (`emergo arena` spec `ab:time=200ms` or
+//! `ab:depth=N`), and its quiescence search ([`quiesce`]) is what the MCTS uses to score leaves.
+//!
+//! # Emergo specifics
+//!
+//! * **Quiescence without stand-pat.** Captures are compulsory, so a position where the side to
+//!   move can capture is never scored statically: every maximal chain is searched until a quiet
+//!   position (no capture for the side to move) is reached, which [`crate::eval`] scores. The
+//!   side to move cannot "stand pat" as in chess because it has no choice but to capture.
+//! * **Forced moves are free.** A position with a single legal move (a lone capture chain, a
+//!   last entry square) does not use up depth: those lines are what shallow traps are made of.
+//! * **Repetition.** A position that already occurred since the last entry (same side to move)
+//!   in the game or on the search path scores as a draw; entries are irreversible, so the window
+//!   restarts at each.
+//! * **Mate scores** are `WIN - plies`, adjusted to and from the transposition table so that a
+//!   shorter win is preferred and stored bounds stay correct at any depth.
+
+use std::time::{Duration, Instant};
+
+use emergo_rules::{Game, Move, MoveList, Player, Position};
+
+use crate::eval::{WIN, WIN_THRESHOLD, Weights, evaluate_with};
+
+/// Deepest iteration (plies).
+pub const MAX_DEPTH: u32 = 64;
+/// Deepest ply the search (quiescence included) goes before scoring statically.
+const MAX_PLY: usize = 128;
+/// Nodes between two looks at the clock.
+const CLOCK_INTERVAL: u64 = 2048;
+/// Default transposition table size: 2^19 entries of 32 bytes (16 MiB).
+pub const DEFAULT_TT_BITS: u32 = 19;
+
+/// What bounds a search. The search stops at the first limit reached; without any it runs to
+/// `max_depth` (so give at least one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbLimits {
+    /// Deepest iteration, in plies (1..=[`MAX_DEPTH`]).
+    pub max_depth: u32,
+    /// Wall-clock budget.
+    pub max_time: Option<Duration>,
+    /// Node budget (quiescence nodes included); makes time-free searches reproducible.
+    pub max_nodes: Option<u64>,
+}
+
+impl Default for AbLimits {
+    fn default() -> Self {
+        AbLimits {
+            max_depth: MAX_DEPTH,
+            max_time: None,
+            max_nodes: None,
+        }
+    }
+}
+
+/// The answer of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbResult {
+    /// The move to play (`None` only when the position has no legal move).
+    pub best: Option<Move>,
+    /// Its score for the side to move, in centimen (see [`crate::eval`]).
+    pub score: i32,
+    /// Deepest iteration completed.
+    pub depth: u32,
+    /// Nodes searched (quiescence included).
+    pub nodes: u64,
+    /// Principal variation from the transposition table, best move first.
+    pub pv: Vec<Move>,
+    /// Time spent.
+    pub elapsed: Duration,
+}
+
+/// How a stored score relates to the true value.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Bound {
+    Exact,
+    Lower,
+    Upper,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: u64,
+    mv: Option<Move>,
+    score: i32,
+    depth: i16,
+    bound: Bound,
+}
+
+/// The alpha-beta engine. Keep one per game: its transposition table and history carry over
+/// from move to move.
+pub struct AlphaBeta {
+    weights: Weights,
+    table: Vec<Option<Entry>>,
+    mask: usize,
+    killers: Vec<[Option<Move>; 2]>,
+    history: Vec<i32>,
+    /// Hashes of the positions since the last entry: the game's, then the search path's.
+    path: Vec<u64>,
+    /// Index in `path` of the first position of the current repetition window.
+    window_start: usize,
+    nodes: u64,
+    deadline: Option<Instant>,
+    node_limit: Option<u64>,
+    aborted: bool,
+}
+
+impl std::fmt::Debug for AlphaBeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlphaBeta")
+            .field("table_entries", &self.table.len())
+            .field("weights", &self.weights)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for AlphaBeta {
+    fn default() -> Self {
+        AlphaBeta::new(DEFAULT_TT_BITS, Weights::default())
+    }
+}
+
+/// History table index of a quiet move (entries and steps; captures are ordered otherwise).
+fn history_index(m: Move) -> Option<usize> {
+    match m {
+        Move::Enter(sq) => Some(sq.index()),
+        Move::Step { from, to } => Some(41 + from.index() * 41 + to.index()),
+        Move::Capture(_) => None,
+    }
+}
+const HISTORY_LEN: usize = 41 + 41 * 41;
+
+/// Converts a score for storage at `ply` (mate scores become distances from the node).
+fn to_table(score: i32, ply: usize) -> i32 {
+    let ply = ply as i32;
+    if score >= WIN_THRESHOLD {
+        score + ply
+    } else if score <= -WIN_THRESHOLD {
+        score - ply
+    } else {
+        score
+    }
+}
+
+fn from_table(score: i32, ply: usize) -> i32 {
+    let ply = ply as i32;
+    if score >= WIN_THRESHOLD {
+        score - ply
+    } else if score <= -WIN_THRESHOLD {
+        score + ply
+    } else {
+        score
+    }
+}
+
+/// The score of a finished position for the side to move, `ply` plies from the root.
+fn terminal_score(pos: &Position, ply: usize) -> Option<i32> {
+    let outcome = pos.outcome()?;
+    Some(match outcome.result.winner() {
+        None => 0,
+        Some(w) if w == pos.side_to_move() => WIN - ply as i32,
+        Some(_) => -(WIN - ply as i32),
+    })
+}
+
+/// Material balance after a capture, for ordering captures (all of maximal length).
+fn capture_gain(pos: &Position, m: Move, me: Player) -> i32 {
+    let mut next = *pos;
+    next.play_unchecked(m);
+    next.controlled_men(me) as i32 - next.controlled_men(me.other()) as i32
+}
+
+/// Resolves pending captures: the score of `pos` for the side to move once the compulsory
+/// capture sequence is over (minimax over every maximal chain), then [`evaluate_with`].
+/// `nodes` counts the positions visited. Used by the MCTS to score leaves.
+pub fn quiesce(pos: &Position, weights: &Weights, nodes: &mut u64) -> i32 {
+    quiesce_inner(pos, -WIN - 1, WIN + 1, 0, weights, nodes, &mut None)
+}
+
+fn quiesce_inner(
+    pos: &Position,
+    mut alpha: i32,
+    beta: i32,
+    ply: usize,
+    weights: &Weights,
+    nodes: &mut u64,
+    stop: &mut Option<&mut dyn FnMut(u64) -> bool>,
+) -> i32 {
+    *nodes += 1;
+    if let Some(check) = stop.as_deref_mut() {
+        if check(*nodes) {
+            return 0;
+        }
+    }
+    if !pos.has_capture() {
+        return terminal_score(pos, ply).unwrap_or_else(|| evaluate_with(pos, weights));
+    }
+    if ply >= MAX_PLY {
+        return evaluate_with(pos, weights);
+    }
+    let moves = pos.legal_moves();
+    let me = pos.side_to_move();
+    let mut ordered: Vec<(i32, Move)> = moves
+        .iter()
+        .map(|&m| (capture_gain(pos, m, me), m))
+        .collect();
+    ordered.sort_by_key(|o| std::cmp::Reverse(o.0));
+    let mut best = -WIN - 1;
+    for (_, m) in ordered {
+        let mut next = *pos;
+        next.play_unchecked(m);
+        let score = -quiesce_inner(&next, -beta, -alpha, ply + 1, weights, nodes, stop);
+        if score > best {
+            best = score;
+            if score > alpha {
+                alpha = score;
+                if alpha >= beta {
+                    break;
+                }
+            }
+        }
+    }
+    best
+}
+
+/// The hashes of `game`'s positions since its last entry (oldest first): the repetition window.
+pub fn repetition_window(game: &Game) -> Vec<u64> {
+    let positions = game.positions();
+    let last_entry = game.moves().iter().rposition(|m| m.is_entry());
+    // positions[i + 1] follows moves[i]; the window starts at the position after the entry.
+    let start = last_entry.map_or(0, |i| i + 1);
+    positions
+        .get(start..)
+        .unwrap_or_default()
+        .iter()
+        .map(Position::hash)
+        .collect()
+}
+
+impl AlphaBeta {
+    /// An engine with a transposition table of `2^tt_bits` entries (clamped to 10..=26) and the
+    /// given evaluation weights.
+    pub fn new(tt_bits: u32, weights: Weights) -> Self {
+        let size = 1usize << tt_bits.clamp(10, 26);
+        AlphaBeta {
+            weights,
+            table: vec![None; size],
+            mask: size - 1,
+            killers: vec![[None; 2]; MAX_PLY + 1],
+            history: vec![0; HISTORY_LEN],
+            path: Vec::with_capacity(256),
+            window_start: 0,
+            nodes: 0,
+            deadline: None,
+            node_limit: None,
+            aborted: false,
+        }
+    }
+
+    /// Replaces the evaluation weights (the table is kept: change weights between games only,
+    /// or [`clear`](AlphaBeta::clear) it).
+    pub fn set_weights(&mut self, weights: Weights) {
+        self.weights = weights;
+    }
+
+    /// Forgets everything learnt (a new game).
+    pub fn clear(&mut self) {
+        self.table.iter_mut().for_each(|e| *e = None);
+        self.history.iter_mut().for_each(|h| *h = 0);
+    }
+
+    /// Searches the current position of `game` (whose repetition window it respects).
+    pub fn search_game(&mut self, game: &Game, limits: AbLimits) -> AbResult {
+        self.search(game.position(), &repetition_window(game), limits)
+    }
+
+    /// Searches `root`; `window` holds the hashes of the positions since the last entry, oldest
+    /// first, ending with `root`'s own (may be empty: no history).
+    pub fn search(&mut self, root: &Position, window: &[u64], limits: AbLimits) -> AbResult {
+        let started = Instant::now();
+        self.nodes = 0;
+        self.aborted = false;
+        self.deadline = limits.max_time.map(|t| started + t);
+        self.node_limit = limits.max_nodes;
+        self.path.clear();
+        self.path.extend_from_slice(window);
+        self.window_start = 0;
+        if self.path.last() != Some(&root.hash()) {
+            self.path.push(root.hash());
+        }
+        self.killers.iter_mut().for_each(|k| *k = [None; 2]);
+        // Age the history so that old games' habits fade.
+        self.history.iter_mut().for_each(|h| *h /= 8);
+
+        let moves = root.legal_moves();
+        let mut result = AbResult {
+            best: moves.as_slice().first().copied(),
+            score: 0,
+            depth: 0,
+            nodes: 0,
+            pv: Vec::new(),
+            elapsed: Duration::ZERO,
+        };
+        if moves.len() <= 1 {
+            result.score = match moves.len() {
+                0 => terminal_score(root, 0).unwrap_or(0),
+                _ => {
+                    let mut next = *root;
+                    if let Some(&m) = moves.as_slice().first() {
+                        next.play_unchecked(m);
+                    }
+                    let mut n = 0;
+                    -quiesce(&next, &self.weights, &mut n)
+                }
+            };
+            result.pv = result.best.into_iter().collect();
+            result.elapsed = started.elapsed();
+            return result;
+        }
+
+        let max_depth = limits.max_depth.clamp(1, MAX_DEPTH);
+        for depth in 1..=max_depth {
+            let (score, best) = self.root_search(root, &moves, depth as i32, result.best);
+            if let Some(best) = best {
+                // A partial iteration's best move was searched fully and beat the previous best.
+                result.best = Some(best);
+                result.score = score;
+            }
+            if self.aborted {
+                break;
+            }
+            result.depth = depth;
+            if score.abs() >= WIN_THRESHOLD {
+                break;
+            }
+            // An iteration takes several times the previous one: do not start what cannot end.
+            if let (Some(t), Some(deadline)) = (limits.max_time, self.deadline) {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left < t / 3 {
+                    break;
+                }
+            }
+        }
+        result.nodes = self.nodes;
+        result.pv = self.principal_variation(root, result.best);
+        result.elapsed = started.elapsed();
+        result
+    }
+
+    /// The score of `pos` for the side to move by a search `depth` plies deep (iterative
+    /// deepening, no history, no time limit): the leaf evaluation of the MCTS hybrid. Unlike
+    /// [`search`](AlphaBeta::search) it searches a position with a single legal move too.
+    pub fn score(&mut self, pos: &Position, depth: u32) -> i32 {
+        self.nodes = 0;
+        self.aborted = false;
+        self.deadline = None;
+        self.node_limit = None;
+        self.path.clear();
+        self.window_start = 0;
+        let mut score = 0;
+        for d in 1..=depth.clamp(1, MAX_DEPTH) {
+            self.path.clear();
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                return terminal_score(pos, 0).unwrap_or(0);
+            }
+            self.path.push(pos.hash());
+            let mut alpha = -WIN - 1;
+            score = self.node_inner(pos, d as i32, &mut alpha, WIN + 1, 0);
+        }
+        score
+    }
+
+    /// One iteration at the root. Returns the best score and the best move whose search
+    /// completed (none if aborted before the first move completed).
+    fn root_search(
+        &mut self,
+        root: &Position,
+        moves: &MoveList,
+        depth: i32,
+        previous: Option<Move>,
+    ) -> (i32, Option<Move>) {
+        let ordered = self.order(root, moves, previous, 0);
+        let (mut alpha, beta) = (-WIN - 1, WIN + 1);
+        let mut best = None;
+        for (i, m) in ordered.into_iter().enumerate() {
+            let mut next = *root;
+            next.play_unchecked(m);
+            let new_depth = depth - 1;
+            let score = if i == 0 {
+                -self.node(&next, new_depth, -beta, -alpha, 1, m)
+            } else {
+                let s = -self.node(&next, new_depth, -alpha - 1, -alpha, 1, m);
+                if s > alpha && !self.aborted {
+                    -self.node(&next, new_depth, -beta, -alpha, 1, m)
+                } else {
+                    s
+                }
+            };
+            if self.aborted {
+                break;
+            }
+            if score > alpha {
+                alpha = score;
+                best = Some(m);
+            }
+        }
+        if let Some(m) = best {
+            self.store(root.hash(), Some(m), alpha, depth, Bound::Exact, 0);
+        }
+        (alpha, best)
+    }
+
+    fn out_of_budget(&mut self) -> bool {
+        if self.aborted {
+            return true;
+        }
+        let out_of_nodes = self.node_limit.is_some_and(|n| self.nodes >= n);
+        let out_of_time =
+            self.nodes % CLOCK_INTERVAL == 0 && self.deadline.is_some_and(|d| Instant::now() >= d);
+        if out_of_nodes || out_of_time {
+            self.aborted = true;
+        }
+        self.aborted
+    }
+
+    /// Whether the position just pushed on the path occurred before in the window (since the
+    /// last entry) with the same side to move.
+    fn repeats(&self) -> bool {
+        let Some((&last, earlier)) = self.path.split_last() else {
+            return false;
+        };
+        earlier
+            .get(self.window_start..)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .skip(1)
+            .step_by(2)
+            .any(|&h| h == last)
+    }
+
+    /// Negamax with alpha-beta at `pos`, reached by `last`.
+    fn node(
+        &mut self,
+        pos: &Position,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        last: Move,
+    ) -> i32 {
+        self.nodes += 1;
+        if self.out_of_budget() {
+            return 0;
+        }
+        // The repetition window restarts at every entry.
+        let saved_start = self.window_start;
+        if last.is_entry() {
+            self.window_start = self.path.len();
+        }
+        self.path.push(pos.hash());
+        let score = self.node_inner(pos, depth, &mut alpha, beta, ply);
+        self.path.pop();
+        self.window_start = saved_start;
+        score
+    }
+
+    fn node_inner(
+        &mut self,
+        pos: &Position,
+        depth: i32,
+        alpha: &mut i32,
+        beta: i32,
+        ply: usize,
+    ) -> i32 {
+        if self.repeats() {
+            return 0;
+        }
+        if depth <= 0 || ply >= MAX_PLY {
+            let weights = self.weights;
+            let mut nodes = self.nodes;
+            let deadline = self.deadline;
+            let node_limit = self.node_limit;
+            let mut aborted = false;
+            let mut check = |n: u64| {
+                if node_limit.is_some_and(|l| n >= l)
+                    || (n % CLOCK_INTERVAL == 0 && deadline.is_some_and(|d| Instant::now() >= d))
+                {
+                    aborted = true;
+                }
+                aborted
+            };
+            let mut stop: Option<&mut dyn FnMut(u64) -> bool> = Some(&mut check);
+            let s = quiesce_inner(pos, *alpha, beta, ply, &weights, &mut nodes, &mut stop);
+            self.nodes = nodes;
+            if aborted {
+                self.aborted = true;
+            }
+            return s;
+        }
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return terminal_score(pos, ply).unwrap_or(0);
+        }
+        let key = pos.hash();
+        let mut tt_move = None;
+        if let Some(e) = self.probe(key) {
+            tt_move = e.mv;
+            if i32::from(e.depth) >= depth {
+                let s = from_table(e.score, ply);
+                match e.bound {
+                    Bound::Exact => return s,
+                    Bound::Lower if s >= beta => return s,
+                    Bound::Upper if s <= *alpha => return s,
+                    _ => {}
+                }
+            }
+        }
+        // Forced moves do not use up depth.
+        let new_depth = if moves.len() == 1 { depth } else { depth - 1 };
+        let ordered = self.order(pos, &moves, tt_move, ply);
+        let original_alpha = *alpha;
+        let mut best = -WIN - 1;
+        let mut best_move = None;
+        for (i, m) in ordered.into_iter().enumerate() {
+            let mut next = *pos;
+            next.play_unchecked(m);
+            let score = if i == 0 {
+                -self.node(&next, new_depth, -beta, -*alpha, ply + 1, m)
+            } else {
+                let s = -self.node(&next, new_depth, -*alpha - 1, -*alpha, ply + 1, m);
+                if s > *alpha && s < beta && !self.aborted {
+                    -self.node(&next, new_depth, -beta, -*alpha, ply + 1, m)
+                } else {
+                    s
+                }
+            };
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                best_move = Some(m);
+                if score > *alpha {
+                    *alpha = score;
+                    if score >= beta {
+                        if let Some(h) = history_index(m) {
+                            self.history[h] += depth * depth;
+                            let k = &mut self.killers[ply];
+                            if k[0] != Some(m) {
+                                k[1] = k[0];
+                                k[0] = Some(m);
+                            }
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.store(key, best_move, best, depth, bound, ply);
+        best
+    }
+
+    fn probe(&self, key: u64) -> Option<Entry> {
+        self.table[key as usize & self.mask].filter(|e| e.key == key)
+    }
+
+    fn store(
+        &mut self,
+        key: u64,
+        mv: Option<Move>,
+        score: i32,
+        depth: i32,
+        bound: Bound,
+        ply: usize,
+    ) {
+        let slot = &mut self.table[key as usize & self.mask];
+        // Depth-preferred, but always replace entries of other positions' older searches.
+        if let Some(old) = slot {
+            if old.key == key && i32::from(old.depth) > depth && bound != Bound::Exact {
+                return;
+            }
+        }
+        *slot = Some(Entry {
+            key,
+            mv,
+            score: to_table(score, ply),
+            depth: depth.clamp(0, i32::from(i16::MAX)) as i16,
+            bound,
+        });
+    }
+
+    /// Moves in search order: the table's move, captures by material after, killers, history.
+    fn order(
+        &self,
+        pos: &Position,
+        moves: &MoveList,
+        first: Option<Move>,
+        ply: usize,
+    ) -> Vec<Move> {
+        let me = pos.side_to_move();
+        let killers = self.killers.get(ply).copied().unwrap_or([None; 2]);
+        let mut scored: Vec<(i64, Move)> = moves
+            .iter()
+            .map(|&m| {
+                let s = if Some(m) == first {
+                    i64::MAX
+                } else if m.is_capture() {
+                    1_000_000_000 + i64::from(capture_gain(pos, m, me))
+                } else if Some(m) == killers[0] {
+                    900_000_000
+                } else if Some(m) == killers[1] {
+                    800_000_000
+                } else {
+                    history_index(m).map_or(0, |h| i64::from(self.history[h]))
+                };
+                (s, m)
+            })
+            .collect();
+        scored.sort_by_key(|o| std::cmp::Reverse(o.0));
+        scored.into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// The best line as the table remembers it.
+    fn principal_variation(&self, root: &Position, best: Option<Move>) -> Vec<Move> {
+        let mut pv = Vec::new();
+        let mut pos = *root;
+        let mut next = best;
+        let mut seen = Vec::new();
+        while let Some(m) = next {
+            if pv.len() >= 32 || !pos.legal_moves().contains(m) || seen.contains(&pos.hash()) {
+                break;
+            }
+            seen.push(pos.hash());
+            pv.push(m);
+            pos.play_unchecked(m);
+            next = self.probe(pos.hash()).and_then(|e| e.mv);
+        }
+        pv
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(fen: &str) -> Position {
+        fen.parse().unwrap()
+    }
+
+    fn at_depth(depth: u32) -> AbLimits {
+        AbLimits {
+            max_depth: depth,
+            ..AbLimits::default()
+        }
+    }
+
+    #[test]
+    fn takes_the_only_capture_and_the_longest() {
+        let p = pos("9/9/2a@1a@4/9/4a@4/3D@5/9/5A@3/6b@2 b 30 0,0");
+        let r = AlphaBeta::default().search(&p, &[], at_depth(3));
+        assert_eq!(r.best.map(|m| m.to_string()).as_deref(), Some("g1xe3xc5"));
+    }
+
+    #[test]
+    fn avoids_walking_into_a_capture() {
+        // White (b2, edge-safe a1 not reachable) must not step next to the black pair on c3/d4
+        // where it can be taken; an escape to a3 or c1 keeps the man.
+        let p = pos("9/9/9/9/9/3a@5/2a@6/1A@7/9 w 40 0,0");
+        let r = AlphaBeta::default().search(&p, &[], at_depth(4));
+        let best = r.best.map(|m| m.to_string()).unwrap_or_default();
+        assert!(
+            ["b2-a1", "b2-a3", "b2-c1"].contains(&best.as_str()),
+            "{best}"
+        );
+    }
+
+    #[test]
+    fn finds_a_forced_win() {
+        // Black's last unit can be captured: White wins at once.
+        let p = pos("9/9/9/9/9/9/2a@6/1A@7/9 w 40 0,0");
+        let r = AlphaBeta::default().search(&p, &[], at_depth(2));
+        assert_eq!(r.best.map(|m| m.to_string()).as_deref(), Some("b2xd4"));
+        assert!(r.score >= WIN_THRESHOLD);
+    }
+
+    #[test]
+    fn node_limited_searches_are_reproducible() {
+        let game = Game::from_fen_and_moves("9/9/9/9/9/9/9/9/9 w 0 12,12", &["a1", "c3"]).unwrap();
+        let limits = AbLimits {
+            max_nodes: Some(20_000),
+            ..AbLimits::default()
+        };
+        let a = AlphaBeta::default().search_game(&game, limits);
+        let b = AlphaBeta::default().search_game(&game, limits);
+        assert_eq!(
+            a,
+            AbResult {
+                elapsed: a.elapsed,
+                ..b
+            }
+        );
+        assert!(a.depth >= 2, "{a:?}");
+    }
+
+    #[test]
+    fn repetition_scores_as_a_draw() {
+        // Shuffling positions: a position seen before in the window is a draw, so a lone man
+        // each in a dead position scores 0 at any depth.
+        let fen = "9/9/9/9/4a@4/9/9/9/A@8 w 40 0,0";
+        let game = Game::from_fen_and_moves(fen, &["a1-b2", "e5-d6", "b2-a1", "d6-e5"]).unwrap();
+        let r = AlphaBeta::default().search_game(&game, at_depth(6));
+        assert!(r.score.abs() < 100, "{r:?}");
+        assert_eq!(repetition_window(&game).len(), 5);
+    }
+
+    #[test]
+    fn quiescence_resolves_captures() {
+        // Black to move must take d4 (e5xc3): Black ends a man up.
+        let p = pos("9/9/9/9/4a@4/3A@5/9/9/9 b 40 0,0");
+        let mut n = 0;
+        let s = quiesce(&p, &Weights::default(), &mut n);
+        assert!(s > 50, "{s}");
+        assert!(n >= 2);
+    }
+}

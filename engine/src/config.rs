@@ -1,0 +1,280 @@
+//! Named MCTS configurations for Emergo: the knowledge and the search parameters that decide
+//! playing strength, in one place, so that the server, `emergo` and the arena all play the
+//! same engine and a match can pit configurations against each other by name or by key.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use emergo_mcts::{SearchParams, Selection};
+
+use crate::state::Knowledge;
+
+/// The strength-relevant part of an MCTS search for Emergo (limits, threads and seeds are set
+/// elsewhere).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsConfig {
+    /// The Emergo knowledge the search uses; `None`: uniform random playouts (the v1 engine).
+    pub knowledge: Option<Knowledge>,
+    /// Selection rule.
+    pub selection: Selection,
+    /// Exploration constant (UCT `c` or PUCT `c_puct`).
+    pub exploration: f32,
+    /// First-play urgency for children without a static value.
+    pub first_play_urgency: f32,
+    /// Progressive-bias weight of the priors under UCT.
+    pub prior_weight: f32,
+    /// Implicit minimax weight.
+    pub minimax_weight: f32,
+    /// Plies of playout before the evaluation scores it (`Some(0)`: evaluation at the leaf).
+    pub playout_cutoff: Option<u32>,
+    /// Stop early when the best move cannot change within the budget.
+    pub smart_pruning: bool,
+}
+
+impl Default for MctsConfig {
+    /// The strongest configuration measured (README, strength section): the default of the
+    /// server and of the `emergo` tools.
+    fn default() -> Self {
+        MctsConfig::strong()
+    }
+}
+
+impl MctsConfig {
+    /// The default engine: evaluation at the leaf (captures resolved), PUCT with priors from
+    /// the evaluation, implicit minimax backups.
+    pub fn strong() -> Self {
+        MctsConfig {
+            knowledge: Some(Knowledge::default()),
+            selection: Selection::Puct,
+            exploration: 2.0,
+            first_play_urgency: 0.5,
+            prior_weight: 0.0,
+            minimax_weight: 0.5,
+            playout_cutoff: Some(0),
+            smart_pruning: false,
+        }
+    }
+
+    /// The first version's engine: UCT (c = 1, every child tried once) over uniformly random
+    /// playouts to the end of the game, with smart pruning. Kept as a reference point.
+    pub fn uniform() -> Self {
+        let d = SearchParams::default();
+        MctsConfig {
+            knowledge: None,
+            selection: Selection::Uct,
+            exploration: d.exploration,
+            first_play_urgency: d.first_play_urgency,
+            prior_weight: 0.0,
+            minimax_weight: 0.0,
+            playout_cutoff: None,
+            smart_pruning: true,
+        }
+    }
+
+    /// A configuration by name: `strong` (also `default`) or `uniform`.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "strong" | "default" => Some(MctsConfig::strong()),
+            "uniform" => Some(MctsConfig::uniform()),
+            _ => None,
+        }
+    }
+
+    /// Sets the strength-relevant fields of `params` (the rest is left alone).
+    pub fn apply(&self, params: &mut SearchParams) {
+        params.selection = self.selection;
+        params.exploration = self.exploration;
+        params.first_play_urgency = self.first_play_urgency;
+        params.prior_weight = self.prior_weight;
+        params.minimax_weight = self.minimax_weight;
+        params.playout_cutoff = self.playout_cutoff;
+        params.smart_pruning = self.smart_pruning;
+    }
+
+    /// The knowledge, shared, for [`crate::EmergoState::with_knowledge`].
+    pub fn shared_knowledge(&self) -> Option<Arc<Knowledge>> {
+        self.knowledge.clone().map(Arc::new)
+    }
+
+    /// The keys [`set`](MctsConfig::set) understands, for help texts.
+    pub const KEYS: &'static [&'static str] = &[
+        "config",
+        "c",
+        "fpu",
+        "sel",
+        "pw",
+        "minimax",
+        "cutoff",
+        "prune",
+        "temp",
+        "samples",
+        "scale",
+        "leafdepth",
+    ];
+
+    /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
+    /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
+    /// `cutoff=N|none`, `prune=on|off`, and for the knowledge `temp`, `samples`, `scale`,
+    /// `leafdepth`. Errors say what is wrong with the value.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        fn num<T: std::str::FromStr>(
+            key: &str,
+            value: &str,
+            ok: impl Fn(&T) -> bool,
+        ) -> Result<T, String> {
+            value
+                .parse::<T>()
+                .ok()
+                .filter(|v| ok(v))
+                .ok_or_else(|| format!("{key}={value}: not a valid value"))
+        }
+        let finite = |lo: f32, hi: f32| move |v: &f32| v.is_finite() && (lo..=hi).contains(v);
+        match key {
+            "config" => {
+                *self = MctsConfig::named(value)
+                    .ok_or_else(|| format!("config={value}: expected strong or uniform"))?;
+            }
+            "c" => self.exploration = num(key, value, finite(0.0, 100.0))?,
+            "fpu" => self.first_play_urgency = num(key, value, finite(0.0, 1.0))?,
+            "pw" => self.prior_weight = num(key, value, finite(0.0, 100.0))?,
+            "minimax" => self.minimax_weight = num(key, value, finite(0.0, 1.0))?,
+            "sel" => {
+                self.selection = match value {
+                    "uct" => Selection::Uct,
+                    "puct" => Selection::Puct,
+                    _ => return Err(format!("sel={value}: expected uct or puct")),
+                }
+            }
+            "cutoff" => {
+                self.playout_cutoff = match value {
+                    "none" => None,
+                    _ => Some(num(key, value, |v: &u32| *v <= 1000)?),
+                }
+            }
+            "prune" => {
+                self.smart_pruning = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(format!("prune={value}: expected on or off")),
+                }
+            }
+            "temp" | "samples" | "scale" | "leafdepth" => {
+                let k = self.knowledge.get_or_insert_with(Knowledge::default);
+                match key {
+                    "temp" => k.prior_temperature = num(key, value, finite(1.0, 10_000.0))?,
+                    "samples" => {
+                        k.playout_samples = num(key, value, |v: &u32| (1..=64).contains(v))?
+                    }
+                    "scale" => k.value_scale = num(key, value, finite(1.0, 10_000.0))?,
+                    _ => k.leaf_depth = num(key, value, |v: &u32| *v <= 8)?,
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown MCTS setting {key:?} (expected one of {})",
+                    MctsConfig::KEYS.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A one-line description, for `ServerInfo` and tables.
+    pub fn describe(&self) -> String {
+        let mut s = match self.selection {
+            Selection::Uct => format!("UCT c={}", self.exploration),
+            Selection::Puct => format!("PUCT c={}", self.exploration),
+        };
+        let _ = write!(s, ", fpu={}", self.first_play_urgency);
+        if self.prior_weight > 0.0 {
+            let _ = write!(s, ", prior weight={}", self.prior_weight);
+        }
+        if self.minimax_weight > 0.0 {
+            let _ = write!(s, ", implicit minimax={}", self.minimax_weight);
+        }
+        match self.playout_cutoff {
+            None => s.push_str(", playouts to the end"),
+            Some(0) => s.push_str(", evaluation at the leaf"),
+            Some(n) => {
+                let _ = write!(s, ", playouts cut after {n} plies");
+            }
+        }
+        match &self.knowledge {
+            None => s.push_str(", uniform random playouts"),
+            Some(k) => {
+                let _ = write!(
+                    s,
+                    ", knowledge: quiescence evaluation (scale {}), priors softmax T={}",
+                    k.value_scale, k.prior_temperature
+                );
+                if k.leaf_depth > 0 {
+                    let _ = write!(s, ", leaf search depth {}", k.leaf_depth);
+                }
+                if self.playout_cutoff.is_some_and(|c| c > 0) {
+                    let _ = write!(s, ", heavy playouts ({} samples)", k.playout_samples);
+                }
+            }
+        }
+        s.push_str(if self.smart_pruning {
+            ", smart pruning"
+        } else {
+            ", full budget"
+        });
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_configs_and_keys() {
+        assert_eq!(MctsConfig::named("default"), Some(MctsConfig::strong()));
+        let mut c = MctsConfig::strong();
+        c.set("config", "uniform").unwrap();
+        assert_eq!(c, MctsConfig::uniform());
+        assert!(c.knowledge.is_none());
+        c.set("temp", "50").unwrap();
+        assert_eq!(
+            c.knowledge.as_ref().map(|k| k.prior_temperature),
+            Some(50.0)
+        );
+        c.set("cutoff", "none").unwrap();
+        assert_eq!(c.playout_cutoff, None);
+        c.set("cutoff", "6").unwrap();
+        assert_eq!(c.playout_cutoff, Some(6));
+        for (k, v) in [
+            ("c", "-1"),
+            ("c", "nan"),
+            ("fpu", "2"),
+            ("sel", "ucb"),
+            ("prune", "yes"),
+            ("config", "weak"),
+            ("depth", "3"),
+            ("samples", "0"),
+        ] {
+            assert!(c.set(k, v).is_err(), "{k}={v}");
+        }
+    }
+
+    #[test]
+    fn apply_and_describe() {
+        let mut p = SearchParams::default();
+        MctsConfig::strong().apply(&mut p);
+        assert_eq!(p.playout_cutoff, Some(0));
+        assert!(
+            MctsConfig::strong()
+                .describe()
+                .contains("evaluation at the leaf")
+        );
+        let mut p = SearchParams::default();
+        MctsConfig::uniform().apply(&mut p);
+        assert_eq!(p, SearchParams::default());
+        assert!(
+            MctsConfig::uniform()
+                .describe()
+                .contains("uniform random playouts")
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! The static evaluation of an Emergo position, shared by the alpha-beta engine and the MCTS.
+//!
+//! A score is in *centimen* (100 = one man) from the point of view of the side to move. It is
+//! only meaningful for a *quiet* position, one where the side to move has no capture: captures
+//! are compulsory, so a position with a capture pending is resolved by the quiescence search
+//! ([`crate::alphabeta::quiesce`]) before anything is evaluated statically. (The function still
+//! answers for such positions, with a rough bonus for the pending capture.)
+//!
+//! # Features
+//!
+//! [`features`] lists them (material, threats against and by the side to move, fragile and edge
+//! prisoners, tall units, mobility, men in hand, units, attacked units, prisoners held), each a
+//! difference between the side to move and the opponent or a one-sided threat measure. The
+//! score is their dot product with [`Weights`]. Material dominates: Emergo is won by capturing.
+//! The shipped weights (`engine/weights.txt`) were fitted by logistic regression of self-play
+//! game results on the features ([`crate::learn`], `emergo learn-eval`); the hand-set weights
+//! they replaced are [`Weights::hand_set`].
+//!
+//! Scores are turned into a win probability by a logistic curve ([`win_probability`]).
+
+use emergo_rules::{Bitboard, Player, Position, Square};
+
+/// Number of evaluation features.
+pub const FEATURES: usize = 12;
+
+/// The features, in [`Weights::values`] order, with a short name each (weights files, reports).
+pub const FEATURE_NAMES: [&str; FEATURES] = [
+    "material",
+    "threat_against",
+    "extra_attacked",
+    "edge_units",
+    "fragile_prisoners",
+    "edge_prisoners",
+    "tall",
+    "mobility",
+    "in_hand",
+    "units",
+    "attacked_units",
+    "prisoners_held",
+];
+
+/// Weights of the evaluation features, in centimen per unit of the feature (see
+/// [`features`] for what each measures).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weights {
+    /// One weight per feature, in [`FEATURE_NAMES`] order.
+    pub values: [i32; FEATURES],
+    /// Per man of the longest chain the side to move must play now (non-quiet positions only;
+    /// searches resolve those with the quiescence search, so this is a rough fallback).
+    pub pending_capture: i32,
+}
+
+impl Default for Weights {
+    /// The weights shipped in `engine/weights.txt` (see [`Weights::parse`]), learnt by
+    /// `emergo learn-eval`; the hand-set ones if that file were unreadable.
+    fn default() -> Self {
+        Weights::parse(include_str!("../weights.txt")).unwrap_or_else(|_| Weights::hand_set())
+    }
+}
+
+impl Weights {
+    /// The hand-set weights of the first evaluation.
+    pub fn hand_set() -> Self {
+        Weights {
+            values: [100, -55, -25, 0, -12, 6, 6, 3, 0, 0, 0, 0],
+            pending_capture: 90,
+        }
+    }
+
+    /// Material only (a reference point for matches).
+    pub fn material_only() -> Self {
+        let mut values = [0; FEATURES];
+        values[0] = 100;
+        Weights {
+            values,
+            pending_capture: 90,
+        }
+    }
+
+    /// The weight of a feature by name.
+    pub fn get(&self, name: &str) -> Option<i32> {
+        FEATURE_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| self.values[i])
+    }
+
+    /// Sets the weight of a feature by name; `false` if there is no such feature.
+    pub fn set(&mut self, name: &str, value: i32) -> bool {
+        match FEATURE_NAMES.iter().position(|n| *n == name) {
+            Some(i) => {
+                self.values[i] = value;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Parses a weights file: `name value` per line (`#` comments, blank lines ignored), every
+    /// feature once, plus `pending_capture`.
+    pub fn parse(text: &str) -> Result<Weights, String> {
+        let mut w = Weights {
+            values: [i32::MIN; FEATURES],
+            pending_capture: i32::MIN,
+        };
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let mut parts = line.split_whitespace();
+            let (Some(name), Some(value), None) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(format!("line {}: expected `name value`", i + 1));
+            };
+            let value: i32 = value
+                .parse()
+                .ok()
+                .filter(|v: &i32| v.abs() <= 10_000)
+                .ok_or_else(|| format!("line {}: {value:?} is not a weight", i + 1))?;
+            if name == "pending_capture" {
+                w.pending_capture = value;
+            } else if !w.set(name, value) {
+                return Err(format!("line {}: unknown feature {name:?}", i + 1));
+            }
+        }
+        if let Some(i) = w.values.iter().position(|&v| v == i32::MIN) {
+            return Err(format!("feature {:?} missing", FEATURE_NAMES[i]));
+        }
+        if w.pending_capture == i32::MIN {
+            return Err("pending_capture missing".to_owned());
+        }
+        Ok(w)
+    }
+
+    /// The weights as a file [`parse`](Weights::parse) reads back.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for (name, v) in FEATURE_NAMES.iter().zip(self.values) {
+            out.push_str(&format!("{name} {v}\n"));
+        }
+        out.push_str(&format!("pending_capture {}\n", self.pending_capture));
+        out
+    }
+}
+
+/// Score of a won position (for the winner), before subtracting the distance to the win.
+pub const WIN: i32 = 30_000;
+
+/// Scores at or beyond this magnitude are wins or losses.
+pub const WIN_THRESHOLD: i32 = WIN - 1_000;
+
+/// Centimen per logistic unit in [`win_probability`]: a lead of one man ≈ 62% to win.
+pub const LOGISTIC_SCALE: f32 = 200.0;
+
+/// The static evaluation of `pos` for the side to move, with the default weights.
+pub fn evaluate(pos: &Position) -> i32 {
+    evaluate_with(pos, &Weights::default())
+}
+
+/// The static evaluation of `pos` for the side to move (see the module docs).
+pub fn evaluate_with(pos: &Position, w: &Weights) -> i32 {
+    let pending = pos.max_capture_len() as i32;
+    if pending > 0 {
+        // Not quiet: the capture will happen; what follows is unknown to a static view.
+        let me = pos.side_to_move();
+        let material = commanded(pos, me) - commanded(pos, me.other());
+        return w.values[0] * material + w.pending_capture * pending;
+    }
+    let f = features(pos);
+    w.values.iter().zip(f).map(|(w, x)| w * x).sum()
+}
+
+/// The feature vector of a quiet position (the side to move has no capture), each from the
+/// side to move's point of view:
+///
+/// 0. `material`: men commanded (controllers + men in hand), mine minus theirs;
+/// 1. `threat_against`: the longest chain the opponent could play if it were its turn;
+/// 2. `extra_attacked`: my units the opponent can jump, beyond the first (only when threatened);
+/// 3. `edge_units`: units on edge squares (they can never be jumped), mine minus theirs;
+/// 4. `fragile_prisoners`: prisoners under a single controller, mine minus theirs;
+/// 5. `edge_prisoners`: prisoners held on edge squares (never jumped), mine minus theirs;
+/// 6. `tall`: controllers beyond the first (at most 3 per unit), mine minus theirs;
+/// 7. `mobility`: steps available, mine minus theirs (0 while anyone has men in hand);
+/// 8. `in_hand`: men in hand, mine minus theirs;
+/// 9. `units`: units on the board, mine minus theirs;
+/// 10. `attacked_units`: units the opponent can jump, theirs minus mine;
+/// 11. `prisoners_held`: opponent men held as prisoners under my units, mine minus theirs.
+pub fn features(pos: &Position) -> [i32; FEATURES] {
+    let me = pos.side_to_move();
+    let them = me.other();
+    let mut f = [0; FEATURES];
+    f[0] = commanded(pos, me) - commanded(pos, them);
+    let threat = pos.max_capture_len_of(them) as i32;
+    let attacked_me = pos.attacked_units(me).count_ones() as i32;
+    if threat > 0 {
+        f[1] = threat;
+        f[2] = (attacked_me - 1).max(0);
+    }
+    f[3] = (pos.units_of(me) & EDGE).count_ones() as i32
+        - (pos.units_of(them) & EDGE).count_ones() as i32;
+    let (mine, theirs) = (structure(pos, me), structure(pos, them));
+    f[4] = mine.fragile - theirs.fragile;
+    f[5] = mine.edge - theirs.edge;
+    f[6] = mine.tall - theirs.tall;
+    if pos.in_hand(me) == 0 && pos.in_hand(them) == 0 {
+        f[7] = steps(pos, me) - steps(pos, them);
+    }
+    f[8] = i32::from(pos.in_hand(me)) - i32::from(pos.in_hand(them));
+    f[9] = pos.units_of(me).count_ones() as i32 - pos.units_of(them).count_ones() as i32;
+    f[10] = pos.attacked_units(them).count_ones() as i32 - attacked_me;
+    f[11] = mine.prisoners - theirs.prisoners;
+    f
+}
+
+/// Men `player` commands: controllers plus men in hand.
+fn commanded(pos: &Position, player: Player) -> i32 {
+    pos.controlled_men(player) as i32
+}
+
+/// Per-player unit-structure counts.
+struct Structure {
+    fragile: i32,
+    edge: i32,
+    tall: i32,
+    prisoners: i32,
+}
+
+/// Unit-structure counts for `player`: fragile and edge prisoners, tall units, prisoners.
+fn structure(pos: &Position, player: Player) -> Structure {
+    let mut s = Structure {
+        fragile: 0,
+        edge: 0,
+        tall: 0,
+        prisoners: 0,
+    };
+    for sq in Square::iter_bits(pos.units_of(player)) {
+        let Some(unit) = pos.unit_at(sq) else {
+            continue;
+        };
+        let prisoners = i32::from(unit.prisoners);
+        s.prisoners += prisoners;
+        if unit.controllers == 1 {
+            s.fragile += prisoners;
+        }
+        if is_edge(sq) {
+            s.edge += prisoners;
+        }
+        s.tall += i32::from(unit.controllers.saturating_sub(1).min(3));
+    }
+    s
+}
+
+/// The 16 edge squares.
+const EDGE: Bitboard = {
+    let mut bb = 0;
+    let mut i = 0;
+    while i < 41 {
+        let (file, rank) = ((i * 2) % 9, (i * 2) / 9);
+        if file == 0 || file == 8 || rank == 0 || rank == 8 {
+            bb |= 1 << i;
+        }
+        i += 1;
+    }
+    bb
+};
+
+/// Whether `sq` is on the outer lines (a unit there can never be jumped).
+fn is_edge(sq: Square) -> bool {
+    matches!(sq.file(), 0 | 8) || matches!(sq.rank(), 0 | 8)
+}
+
+/// Steps `player`'s units could make (empty neighbours).
+fn steps(pos: &Position, player: Player) -> i32 {
+    let empty: Bitboard = pos.empty_squares();
+    let mut n = 0;
+    for sq in Square::iter_bits(pos.units_of(player)) {
+        for d in emergo_rules::Direction::ALL {
+            if sq.neighbour(d).is_some_and(|to| empty & to.bit() != 0) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The probability of winning (draws counting half) for a score in centimen.
+pub fn win_probability(score: i32) -> f32 {
+    win_probability_scaled(score, LOGISTIC_SCALE)
+}
+
+/// [`win_probability`] with another logistic scale (centimen per logistic unit).
+pub fn win_probability_scaled(score: i32, scale: f32) -> f32 {
+    if score >= WIN_THRESHOLD {
+        return 1.0;
+    }
+    if score <= -WIN_THRESHOLD {
+        return 0.0;
+    }
+    1.0 / (1.0 + (-(score as f32) / scale.max(1.0)).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(fen: &str) -> Position {
+        fen.parse().unwrap()
+    }
+
+    #[test]
+    fn initial_position_is_balanced() {
+        assert_eq!(evaluate(&Position::initial()), 0);
+    }
+
+    #[test]
+    fn material_dominates_and_flips_with_the_side() {
+        // White has 3 men commanded on a1 (one prisoner), Black 1 on i9: White is up.
+        let w = pos("8a@/9/9/9/9/9/9/9/CA8 w 40 0,0");
+        let b = pos("8a@/9/9/9/9/9/9/9/CA8 b 40 0,0");
+        assert!(evaluate(&w) >= 200, "{}", evaluate(&w));
+        assert_eq!(evaluate(&w), -evaluate(&b));
+    }
+
+    #[test]
+    fn threats_against_the_mover_cost() {
+        // Black's man on c3 can jump White's b2 (landing a1); b2 cannot jump back (d4 is held).
+        let threatened = pos("9/9/9/9/9/3a@5/2a@6/1A@7/9 w 40 0,0");
+        let safe = pos("9/9/9/9/9/3a@5/2a@6/9/A@8 w 40 0,0");
+        assert!(evaluate(&threatened) < evaluate(&safe));
+    }
+
+    #[test]
+    fn pending_capture_counts() {
+        // Black to move must take d4 from e5.
+        let p = pos("9/9/9/9/4a@4/3A@5/9/9/9 b 40 0,0");
+        assert!(evaluate(&p) > 0, "{}", evaluate(&p));
+    }
+
+    #[test]
+    fn weights_files_round_trip() {
+        let w = Weights::hand_set();
+        assert_eq!(Weights::parse(&w.to_text()), Ok(w));
+        assert!(
+            Weights::parse("material 100")
+                .unwrap_err()
+                .contains("missing")
+        );
+        assert!(Weights::parse("bogus 1").unwrap_err().contains("unknown"));
+        assert!(
+            Weights::parse("material x")
+                .unwrap_err()
+                .contains("not a weight")
+        );
+        // The shipped file parses.
+        assert!(Weights::parse(include_str!("../weights.txt")).is_ok());
+        assert_eq!(
+            Weights::default().get("material"),
+            Some(Weights::default().values[0])
+        );
+    }
+
+    #[test]
+    fn probability_is_monotone_and_saturates() {
+        assert_eq!(win_probability(0), 0.5);
+        assert!(win_probability(100) > 0.6 && win_probability(100) < 0.65);
+        assert!(win_probability(-300) < 0.2);
+        assert_eq!(win_probability(WIN - 5), 1.0);
+        assert_eq!(win_probability(-WIN + 5), 0.0);
+    }
+}

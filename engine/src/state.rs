@@ -1,0 +1,385 @@
+//! The Emergo adapter for the generic MCTS: a position, its repetition window, and the
+//! knowledge the search may use (evaluation, priors, heavy playouts).
+//!
+//! # Knowledge
+//!
+//! Uniform random playouts carry almost no signal in Emergo: captures are compulsory and
+//! maximal, so a single careless move loses men by force, and random play makes such moves all
+//! the time on both sides. [`Knowledge`] gives the search what an alpha-beta engine has:
+//!
+//! * **Leaf evaluation** ([`Game::evaluate`]): the pending compulsory captures are resolved by
+//!   the quiescence search ([`crate::alphabeta::quiesce`]) and the quiet position reached is
+//!   scored by [`crate::eval`], turned into a win probability. With
+//!   `SearchParams::playout_cutoff = Some(0)` this replaces the playout altogether.
+//! * **Priors** ([`Game::priors`]): each move is scored by the same quiescence evaluation of the
+//!   position after it, and the priors are a softmax of those scores (temperature
+//!   [`Knowledge::prior_temperature`] centimen). A move that hands over a capture chain gets a
+//!   tiny prior, so selection rarely wastes visits on it.
+//! * **Heavy playouts** (when playouts are cut after some plies): each turn plays the best of a
+//!   few sampled moves by the one-ply evaluation, with some randomness left in.
+//!
+//! A state without knowledge behaves exactly as the uniform-playout search always did.
+
+use std::sync::Arc;
+
+use emergo_mcts::{
+    Game, Outcome as SearchOutcome, Player as SearchPlayer, Playout, PlayoutEnd, Rng, uniform_index,
+};
+use emergo_rules::{Move, MoveList, Outcome, Player, Position, Repetitions, random_playout};
+
+use std::cell::RefCell;
+
+use crate::alphabeta::{AlphaBeta, quiesce};
+
+/// Transposition table of each search thread's leaf searcher: 2^16 entries (2 MiB).
+const LEAF_TT_BITS: u32 = 16;
+
+thread_local! {
+    /// The alpha-beta searcher scoring leaves on this thread (its table serves every leaf).
+    static LEAF_SEARCH: RefCell<Option<Box<AlphaBeta>>> = const { RefCell::new(None) };
+}
+use crate::eval::{Weights, win_probability_scaled};
+
+/// What the search knows about Emergo beyond the rules.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Knowledge {
+    /// Evaluation weights.
+    pub weights: Weights,
+    /// Softmax temperature of the priors, in centimen: lower is greedier.
+    pub prior_temperature: f32,
+    /// Moves sampled per turn of a heavy playout (1 = uniformly random playouts).
+    pub playout_samples: u32,
+    /// Centimen per logistic unit when scores become win probabilities for the search: smaller
+    /// makes a man's difference weigh more against the exploration term.
+    pub value_scale: f32,
+    /// Depth of the alpha-beta search that scores a leaf (0: the quiescence search alone).
+    /// Deeper leaves see short traps that averaging would miss, at a cost in leaves per second
+    /// (an MCTS-minimax hybrid in the sense of Baier & Winands).
+    pub leaf_depth: u32,
+}
+
+impl Default for Knowledge {
+    fn default() -> Self {
+        Knowledge {
+            weights: Weights::default(),
+            prior_temperature: 200.0,
+            playout_samples: 3,
+            leaf_depth: 0,
+            value_scale: crate::eval::LOGISTIC_SCALE,
+        }
+    }
+}
+
+impl Knowledge {
+    /// The score of `pos` for its side to move once pending captures are resolved.
+    fn score(&self, pos: &Position) -> i32 {
+        let mut nodes = 0;
+        quiesce(pos, &self.weights, &mut nodes)
+    }
+
+    /// The score of a leaf: the quiescence search, or a shallow alpha-beta search.
+    fn leaf_score(&self, pos: &Position) -> i32 {
+        if self.leaf_depth == 0 {
+            return self.score(pos);
+        }
+        LEAF_SEARCH.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let ab =
+                slot.get_or_insert_with(|| Box::new(AlphaBeta::new(LEAF_TT_BITS, self.weights)));
+            ab.set_weights(self.weights);
+            ab.score(pos, self.leaf_depth)
+        })
+    }
+}
+
+/// An Emergo game state for the search: the position and the hashes of the positions since the
+/// last entry, so that threefold repetition is seen inside the tree and in playouts.
+///
+/// A playout that reaches the turn cap scores as a draw (½) for the search without knowledge
+/// (with knowledge, by the evaluation); it is never reported as a game result (RULES.md §9: a
+/// capped game is unfinished).
+#[derive(Debug)]
+pub struct EmergoState {
+    pos: Position,
+    reps: Repetitions,
+    /// Only these moves are searched from this state; cleared by the first move played, so it
+    /// restricts the root and nothing below it.
+    only: Option<Arc<[Move]>>,
+    /// The knowledge the search uses, if any (shared by every clone).
+    knowledge: Option<Arc<Knowledge>>,
+}
+
+impl Clone for EmergoState {
+    fn clone(&self) -> Self {
+        EmergoState {
+            pos: self.pos,
+            reps: self.reps.clone(),
+            only: self.only.clone(),
+            knowledge: self.knowledge.clone(),
+        }
+    }
+
+    /// Reuses the window's storage: the search clones the root state once per playout.
+    fn clone_from(&mut self, source: &Self) {
+        self.pos = source.pos;
+        self.reps.copy_from(&source.reps);
+        self.only.clone_from(&source.only);
+        if !opt_arc_eq(&self.knowledge, &source.knowledge) {
+            self.knowledge.clone_from(&source.knowledge);
+        }
+    }
+}
+
+fn opt_arc_eq(a: &Option<Arc<Knowledge>>, b: &Option<Arc<Knowledge>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+impl EmergoState {
+    /// The state of a game: its current position and repetition history.
+    pub fn from_game(game: &emergo_rules::Game) -> EmergoState {
+        EmergoState {
+            pos: *game.position(),
+            reps: game.repetitions(),
+            only: None,
+            knowledge: None,
+        }
+    }
+
+    /// A state with no history before `pos`.
+    pub fn new(pos: Position) -> EmergoState {
+        EmergoState {
+            pos,
+            reps: Repetitions::new(&pos),
+            only: None,
+            knowledge: None,
+        }
+    }
+
+    /// Restricts the moves searched from this state (the root) to `moves`, if not empty.
+    pub fn with_root_moves(mut self, moves: &[Move]) -> EmergoState {
+        self.only = (!moves.is_empty()).then(|| Arc::from(moves));
+        self
+    }
+
+    /// Gives the search this knowledge (`None`: uniform random playouts, no evaluation).
+    pub fn with_knowledge(mut self, knowledge: Option<Arc<Knowledge>>) -> EmergoState {
+        self.knowledge = knowledge;
+        self
+    }
+
+    /// The position.
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// The outcome in rules terms, repetition included.
+    pub fn rules_outcome(&self) -> Option<Outcome> {
+        self.pos
+            .outcome()
+            .or_else(|| (self.reps.count_last() >= 3).then_some(Outcome::REPETITION))
+    }
+
+    /// A heavy playout: each turn, the best of `samples` sampled legal moves by the evaluation
+    /// of the position after it (captures resolved); ends at `max_turns` like any playout.
+    fn heavy_playout(&mut self, k: &Knowledge, rng: &mut Rng, max_turns: u32) -> Playout {
+        let mut moves = MoveList::new();
+        for turn in 0..max_turns {
+            self.pos.legal_moves_into(&mut moves);
+            let list = moves.as_slice();
+            if list.is_empty() {
+                return finished(self.pos.outcome(), turn);
+            }
+            let mut choice = list[uniform_index(rng, list.len())];
+            if list.len() > 1 && k.playout_samples > 1 {
+                let mut best = i32::MIN;
+                for _ in 0..k.playout_samples {
+                    let m = list[uniform_index(rng, list.len())];
+                    let mut next = self.pos;
+                    next.play_unchecked(m);
+                    let score = -crate::eval::evaluate_with(&next, &k.weights);
+                    if score > best {
+                        best = score;
+                        choice = m;
+                    }
+                }
+            }
+            self.pos.play_unchecked(choice);
+            if self.reps.record(choice, &self.pos) >= 3 {
+                return finished(Some(Outcome::REPETITION), turn + 1);
+            }
+        }
+        match self.pos.outcome() {
+            Some(o) => finished(Some(o), max_turns),
+            None => Playout {
+                end: PlayoutEnd::Capped { value_for_one: 0.5 },
+                turns: max_turns,
+            },
+        }
+    }
+}
+
+fn finished(outcome: Option<Outcome>, turns: u32) -> Playout {
+    Playout {
+        end: match outcome {
+            Some(o) => PlayoutEnd::Finished(to_search_outcome(o)),
+            None => PlayoutEnd::Capped { value_for_one: 0.5 },
+        },
+        turns,
+    }
+}
+
+fn to_search_player(p: Player) -> SearchPlayer {
+    match p {
+        Player::White => SearchPlayer::One,
+        Player::Black => SearchPlayer::Two,
+    }
+}
+
+fn to_search_outcome(o: Outcome) -> SearchOutcome {
+    match o.result.winner() {
+        Some(p) => SearchOutcome::Win(to_search_player(p)),
+        None => SearchOutcome::Draw,
+    }
+}
+
+impl Game for EmergoState {
+    type Move = Move;
+
+    fn to_move(&self) -> SearchPlayer {
+        to_search_player(self.pos.side_to_move())
+    }
+
+    fn legal_moves(&self, out: &mut Vec<Move>) {
+        out.clear();
+        if self.reps.count_last() < 3 {
+            let legal = self.pos.legal_moves();
+            match &self.only {
+                None => out.extend(legal.iter().copied()),
+                Some(only) => out.extend(legal.iter().copied().filter(|m| only.contains(m))),
+            }
+        }
+    }
+
+    fn play(&mut self, mv: Move) {
+        self.only = None;
+        self.pos.play_unchecked(mv);
+        self.reps.record(mv, &self.pos);
+    }
+
+    fn outcome(&self) -> Option<SearchOutcome> {
+        self.rules_outcome().map(to_search_outcome)
+    }
+
+    fn evaluate(&self) -> Option<f32> {
+        let k = self.knowledge.as_deref()?;
+        let p = win_probability_scaled(k.leaf_score(&self.pos), k.value_scale);
+        Some(match self.pos.side_to_move() {
+            Player::White => p,
+            Player::Black => 1.0 - p,
+        })
+    }
+
+    fn move_knowledge(&self, moves: &[Move], priors: &mut Vec<f32>, values: &mut Vec<f32>) {
+        priors.clear();
+        values.clear();
+        let Some(k) = self.knowledge.as_deref() else {
+            return;
+        };
+        // Scores for the mover of the position after each move, captures resolved.
+        priors.extend(moves.iter().map(|&m| {
+            let mut next = self.pos;
+            next.play_unchecked(m);
+            -(k.score(&next) as f32)
+        }));
+        values.extend(
+            priors
+                .iter()
+                .map(|&s| win_probability_scaled(s as i32, k.value_scale)),
+        );
+        let top = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let t = k.prior_temperature.max(1.0);
+        for p in priors.iter_mut() {
+            *p = ((*p - top) / t).exp();
+        }
+    }
+
+    fn playout(&mut self, rng: &mut Rng, max_turns: u32) -> Playout {
+        if let Some(k) = self.knowledge.clone() {
+            if k.playout_samples > 1 {
+                return self.heavy_playout(&k, rng, max_turns);
+            }
+        }
+        let p = random_playout(&mut self.pos, &mut self.reps, rng, max_turns);
+        finished(p.outcome, p.turns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repetition_is_seen_by_the_adapter() {
+        let fen = "9/9/9/9/4a@4/9/9/9/A@8 w 40 0,0";
+        let shuffle = ["a1-b2", "e5-d6", "b2-a1", "d6-e5"];
+        let mut all: Vec<&str> = shuffle.to_vec();
+        all.extend(shuffle);
+        let game = emergo_rules::Game::from_fen_and_moves(fen, &all).unwrap();
+        let state = EmergoState::from_game(&game);
+        assert_eq!(state.outcome(), Some(SearchOutcome::Draw));
+        let mut moves = Vec::new();
+        state.legal_moves(&mut moves);
+        assert!(moves.is_empty());
+        // One move earlier the game goes on, and playing the last move ends it.
+        let game = emergo_rules::Game::from_fen_and_moves(fen, &all[..7]).unwrap();
+        let mut state = EmergoState::from_game(&game);
+        assert_eq!(state.outcome(), None);
+        state.play("d6-e5".parse().unwrap());
+        assert_eq!(state.outcome(), Some(SearchOutcome::Draw));
+    }
+
+    #[test]
+    fn knowledge_evaluates_and_ranks_moves() {
+        // White's e3 may step next to Black's c5: e3-d4 hands over the man (c5xe3), the other
+        // steps are safe.
+        let pos: Position = "9/9/9/9/2a@6/9/4A@4/9/9 w 40 0,0".parse().unwrap();
+        let plain = EmergoState::new(pos);
+        assert_eq!(plain.evaluate(), None);
+        let (mut out, mut values) = (Vec::new(), Vec::new());
+        plain.move_knowledge(&[], &mut out, &mut values);
+        assert!(out.is_empty() && values.is_empty());
+
+        let state = plain.with_knowledge(Some(Arc::new(Knowledge::default())));
+        let value = state.evaluate().unwrap();
+        assert!((0.4..0.6).contains(&value), "{value}");
+        let mut moves = Vec::new();
+        state.legal_moves(&mut moves);
+        state.move_knowledge(&moves, &mut out, &mut values);
+        assert_eq!(out.len(), moves.len());
+        assert_eq!(values.len(), moves.len());
+        let prior_of = |text: &str| {
+            let i = moves.iter().position(|m| m.to_string() == text).unwrap();
+            out[i]
+        };
+        assert!(prior_of("e3-d4") * 10.0 < prior_of("e3-f2"), "{out:?}");
+        let i = moves.iter().position(|m| m.to_string() == "e3-d4").unwrap();
+        assert!(values[i] < 0.4, "{values:?}");
+    }
+
+    #[test]
+    fn heavy_playouts_finish_or_cap() {
+        let mut rng = <Rng as rand_xoshiro::rand_core::SeedableRng>::seed_from_u64(5);
+        let state = EmergoState::new(Position::initial())
+            .with_knowledge(Some(Arc::new(Knowledge::default())));
+        let mut s = state.clone();
+        let p = s.playout(&mut rng, 10);
+        assert_eq!(p.turns, 10);
+        let mut s = state.clone();
+        let p = s.playout(&mut rng, 1000);
+        assert!(matches!(p.end, PlayoutEnd::Finished(_)), "{p:?}");
+    }
+}
