@@ -210,7 +210,9 @@ impl MctsConfig {
                 if k.leaf_depth > 0 {
                     let _ = write!(s, ", leaf search depth {}", k.leaf_depth);
                 }
-                if self.playout_cutoff.is_some_and(|c| c > 0) {
+                // Playouts run unless the leaf is evaluated instead; with knowledge they are
+                // heavy whenever more than one move is sampled per turn.
+                if self.playout_cutoff != Some(0) && k.playout_samples > 1 {
                     let _ = write!(s, ", heavy playouts ({} samples)", k.playout_samples);
                 }
             }

@@ -163,16 +163,21 @@ pub struct FitReport {
     pub elapsed: Duration,
 }
 
+/// The model's win probability for a position's features under weights `theta`.
+fn predict(theta: &[f64; FEATURES], features: &[i32; FEATURES]) -> f64 {
+    let z: f64 = theta
+        .iter()
+        .zip(features)
+        .map(|(t, &x)| t * f64::from(x))
+        .sum();
+    1.0 / (1.0 + (-z).exp())
+}
+
 /// Mean cross-entropy of `samples` under weights `theta` (per logistic unit).
 fn loss(samples: &[Sample], theta: &[f64; FEATURES]) -> f64 {
     let mut total = 0.0;
     for s in samples {
-        let z: f64 = theta
-            .iter()
-            .zip(s.features)
-            .map(|(t, x)| t * f64::from(x))
-            .sum();
-        let p = (1.0 / (1.0 + (-z).exp())).clamp(1e-9, 1.0 - 1e-9);
+        let p = predict(theta, &s.features).clamp(1e-9, 1.0 - 1e-9);
         let y = f64::from(s.result);
         total -= y * p.ln() + (1.0 - y) * (1.0 - p).ln();
     }
@@ -193,13 +198,7 @@ pub fn fit(samples: &[Sample], start: &Weights, iterations: usize) -> (Weights, 
     for step in 1..=iterations {
         let mut grad = [0.0f64; FEATURES];
         for s in samples {
-            let z: f64 = theta
-                .iter()
-                .zip(s.features)
-                .map(|(t, x)| t * f64::from(x))
-                .sum();
-            let p = 1.0 / (1.0 + (-z).exp());
-            let err = p - f64::from(s.result);
+            let err = predict(&theta, &s.features) - f64::from(s.result);
             for (g, x) in grad.iter_mut().zip(s.features) {
                 *g += err * f64::from(x);
             }

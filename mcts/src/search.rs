@@ -564,19 +564,19 @@ impl<G: Game> Worker<G> {
     fn leaf_playout(&mut self, core: &Core<G>, node: &Node<G::Move>, mover: Player) -> (f32, bool) {
         let cap = core.params.playout_cap;
         let cutoff = core.params.playout_cutoff;
+        // The game's evaluation as a value for Player::One, clamped like any playout result.
+        let evaluated = |state: &G| {
+            state
+                .evaluate()
+                .map(|value_for_one| PlayoutEnd::Capped { value_for_one }.value_for_one())
+        };
         if cutoff == Some(0) {
             if let Some(outcome) = self.state.outcome() {
                 node.merge_bounds(Bounds::terminal(outcome, mover));
                 return (outcome.value_for(Player::One), true);
             }
-            if let Some(value) = self.state.evaluate() {
-                return (
-                    PlayoutEnd::Capped {
-                        value_for_one: value,
-                    }
-                    .value_for_one(),
-                    false,
-                );
+            if let Some(value) = evaluated(&self.state) {
+                return (value, false);
             }
         }
         let turns = cutoff.filter(|&c| c > 0).map_or(cap, |c| c.min(cap));
@@ -588,16 +588,8 @@ impl<G: Game> Worker<G> {
             }
         }
         if let PlayoutEnd::Capped { .. } = playout.end {
-            if cutoff.is_some() {
-                if let Some(value) = self.state.evaluate() {
-                    return (
-                        PlayoutEnd::Capped {
-                            value_for_one: value,
-                        }
-                        .value_for_one(),
-                        false,
-                    );
-                }
+            if let Some(value) = cutoff.and_then(|_| evaluated(&self.state)) {
+                return (value, false);
             }
         }
         (playout.end.value_for_one(), false)

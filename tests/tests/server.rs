@@ -116,6 +116,13 @@ async fn rules_rpcs() {
     assert_eq!(info.limits.unwrap().thread_budget, 2);
     assert_eq!(info.load.unwrap().running_searches, 0);
     assert!(!info.version.is_empty());
+    // The default engine is the knowledge-driven one, and ServerInfo says so.
+    assert_eq!(info.engine, emergo_engine::MctsConfig::strong().describe());
+    assert!(
+        info.engine.contains("evaluation at the leaf"),
+        "{}",
+        info.engine
+    );
     server.stop().await;
 }
 

@@ -12,25 +12,8 @@ use crate::client::parse_duration;
 /// The most search threads a spec may ask for; more is almost certainly a typo.
 const MAX_THREADS: usize = 256;
 
-/// Keys of an `mcts` spec: the budget, threads and name, then the MCTS settings.
-const MCTS_KEYS: &[&str] = &[
-    "playouts",
-    "time",
-    "threads",
-    "name",
-    "config",
-    "c",
-    "fpu",
-    "sel",
-    "pw",
-    "minimax",
-    "cutoff",
-    "prune",
-    "temp",
-    "samples",
-    "scale",
-    "leafdepth",
-];
+/// Keys of an `mcts` spec besides the search settings of `emergo_engine::MctsConfig::KEYS`.
+const MCTS_KEYS: &[&str] = &["playouts", "time", "threads", "name"];
 
 /// A per-move budget. Either limit ends the search; an empty budget means "use the global one".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -272,6 +255,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         depth: None,
         nodes: None,
     };
+    let kind_is_mcts = spec.kind == EngineKind::Mcts;
     let mut explicit_name = None;
     // The derived name lists the keys as given (minus name=), so `mcts:playouts=2000` is named
     // just that and two differently tuned engines never look alike in a table.
@@ -281,10 +265,16 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
             .split_once('=')
             .map(|(k, v)| (k.trim(), v.trim()))
             .ok_or_else(|| fail(format!("{kv:?} is not key=value")))?;
-        if !allowed.contains(&key) {
+        let setting = kind_is_mcts && emergo_engine::MctsConfig::KEYS.contains(&key);
+        if !allowed.contains(&key) && !setting {
             return Err(fail(format!(
-                "unknown key {key:?} (this engine takes: {})",
-                allowed.join(", ")
+                "unknown key {key:?} (this engine takes: {}{})",
+                allowed.join(", "),
+                if kind_is_mcts {
+                    format!(", {}", emergo_engine::MctsConfig::KEYS.join(", "))
+                } else {
+                    String::new()
+                }
             )));
         }
         if value.is_empty() {

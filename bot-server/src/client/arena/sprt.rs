@@ -3,18 +3,20 @@
 //! and "it is `elo1` stronger" (H1), with error rates `alpha` (accepting H1 when H0 holds) and
 //! `beta` (accepting H0 when H1 holds).
 //!
-//! The log-likelihood ratio is the generalised SPRT's normal approximation on per-game scores
-//! (Michel Van den Bergh's derivation, used by fishtest for trinomial results):
+//! The log-likelihood ratio uses the trinomial model (win, draw, loss) with the draw rate held
+//! at its observed value: under a hypothesis with expected score `s` (logistic Elo), a game is
+//! won with probability `s − d/2` and lost with `1 − s − d/2`, `d` being the draw rate, so
 //!
 //! ```text
-//! LLR = n (s1 − s0) (2 x̄ − s0 − s1) / (2 σ²)
+//! LLR = W · ln(w1 / w0) + L · ln(l1 / l0)
 //! ```
 //!
-//! with `x̄` the mean score per game, `σ²` its per-game variance and `s0`, `s1` the expected
-//! scores of the two hypotheses (logistic Elo). The test stops with H1 when the LLR reaches
-//! `ln((1 − beta) / alpha)` and with H0 when it falls to `ln(beta / (1 − alpha))`. The variance
-//! is regularised with half a win and half a loss, so that the first few one-sided games cannot
-//! decide a test on their own.
+//! (draws are equally likely under both and cancel). The draw rate is estimated with half a
+//! draw added (`(D + ½) / (N + 1)`), which keeps every probability positive. The test stops
+//! with H1 when the LLR reaches `ln((1 − beta) / alpha)` and with H0 when it falls to
+//! `ln(beta / (1 − alpha))`. Unlike the normal approximation on per-game scores, this stays
+//! honest on the first few games: four straight losses are not enough to reject an engine
+//! 50 Elo stronger.
 
 use std::fmt;
 
@@ -116,19 +118,20 @@ impl SprtParams {
 
     /// The LLR of per-game `scores` (1, ½, 0 each) of the first engine.
     pub fn llr(&self, scores: &[f64]) -> f64 {
-        let n = scores.len() as f64;
         if scores.is_empty() {
             return 0.0;
         }
-        let mean = scores.iter().sum::<f64>() / n;
-        // Regularised variance: one extra win and loss of half weight each.
-        let (sum, sum_sq, count) = scores
-            .iter()
-            .fold((0.5, 0.5, n + 1.0), |(s, q, c), &x| (s + x, q + x * x, c));
-        let reg_mean = sum / count;
-        let var = (sum_sq / count - reg_mean * reg_mean).max(1e-6);
+        let n = scores.len() as f64;
+        let wins = scores.iter().filter(|&&x| x > 0.75).count() as f64;
+        let losses = scores.iter().filter(|&&x| x < 0.25).count() as f64;
+        let draws = n - wins - losses;
         let (s0, s1) = (expected_score(self.elo0), expected_score(self.elo1));
-        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+        // Keep every win and loss probability positive under both hypotheses.
+        let room = 2.0 * s0.min(1.0 - s1);
+        let d = ((draws + 0.5) / (n + 1.0)).min(0.9 * room);
+        let (w0, w1) = (s0 - d / 2.0, s1 - d / 2.0);
+        let (l0, l1) = (1.0 - s0 - d / 2.0, 1.0 - s1 - d / 2.0);
+        wins * (w1 / w0).ln() + losses * (l1 / l0).ln()
     }
 
     /// The verdict for `scores`.
@@ -205,9 +208,12 @@ mod tests {
         }
         assert_eq!(p.verdict(&scores), Verdict::H1);
         let n = decided.unwrap();
-        assert!((8..100).contains(&n), "{n}");
+        assert!((20..120).contains(&n), "{n}");
         // The first one-sided games alone do not decide.
-        assert_eq!(p.verdict(&[1.0, 1.0]), Verdict::Continue);
+        assert_eq!(p.verdict(&[1.0, 1.0, 1.0, 1.0]), Verdict::Continue);
+        assert_eq!(p.verdict(&[0.0, 0.0, 0.0, 0.0]), Verdict::Continue);
+        // A long run of them does.
+        assert_eq!(p.verdict(&[0.0; 40]), Verdict::H0);
     }
 
     #[test]
