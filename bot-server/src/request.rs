@@ -226,7 +226,14 @@ impl SearchJob {
     }
 }
 
-/// Reads the client's gRPC deadline from the `grpc-timeout` header (e.g. `1500m`).
+/// Longest client deadline the server keeps track of: a day. Longer ones (up to the 8-digit
+/// hours the gRPC wire format allows, or absurd values like `18446744073709551615S`) change
+/// nothing, since every search budget is capped far below, and clamping them keeps
+/// `Instant::now() + timeout` from overflowing.
+pub const MAX_GRPC_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// Reads the client's gRPC deadline from the `grpc-timeout` header (e.g. `1500m`), clamped to
+/// [`MAX_GRPC_TIMEOUT`]. An unparsable header counts as none.
 pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
     let v = metadata.get("grpc-timeout")?.to_str().ok()?;
     if v.len() < 2 {
@@ -234,7 +241,7 @@ pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration>
     }
     let (digits, unit) = v.split_at(v.len() - 1);
     let n: u64 = digits.parse().ok()?;
-    Some(match unit {
+    let timeout = match unit {
         "H" => Duration::from_secs(n.saturating_mul(3600)),
         "M" => Duration::from_secs(n.saturating_mul(60)),
         "S" => Duration::from_secs(n),
@@ -242,7 +249,8 @@ pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration>
         "u" => Duration::from_micros(n),
         "n" => Duration::from_nanos(n),
         _ => return None,
-    })
+    };
+    Some(timeout.min(MAX_GRPC_TIMEOUT))
 }
 
 #[cfg(test)]
@@ -356,5 +364,14 @@ mod tests {
         assert_eq!(grpc_timeout(&m), Some(Duration::from_secs(2)));
         m.insert("grpc-timeout", "x".parse().unwrap());
         assert_eq!(grpc_timeout(&m), None);
+        // Absurd values are clamped (issue 12: they used to overflow `Instant + Duration`).
+        for huge in [
+            "18446744073709551615S",
+            "18446744073709551615H",
+            "9223372036854775807S",
+        ] {
+            m.insert("grpc-timeout", huge.parse().unwrap());
+            assert_eq!(grpc_timeout(&m), Some(MAX_GRPC_TIMEOUT), "{huge}");
+        }
     }
 }

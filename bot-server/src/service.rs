@@ -62,7 +62,9 @@ fn game_id_of(options: Option<&pb::SearchOptions>) -> &str {
 }
 
 fn deadline_of<T>(req: &Request<T>) -> Option<Instant> {
-    request::grpc_timeout(req.metadata()).map(|d| Instant::now() + d)
+    // The timeout is clamped, and `checked_add` guards the sum anyway: a client value never
+    // reaches overflowing arithmetic.
+    request::grpc_timeout(req.metadata()).and_then(|d| Instant::now().checked_add(d))
 }
 
 /// Records the RPC's outcome in the metrics and the log.

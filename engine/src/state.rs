@@ -11,15 +11,19 @@
 //!   the quiescence search ([`crate::alphabeta::quiesce`]) and the quiet position reached is
 //!   scored by [`crate::eval`], turned into a win probability. With
 //!   `SearchParams::playout_cutoff = Some(0)` this replaces the playout altogether.
-//! * **Priors** ([`Game::priors`]): each move is scored by the same quiescence evaluation of the
-//!   position after it, and the priors are a softmax of those scores (temperature
-//!   [`Knowledge::prior_temperature`] centimen). A move that hands over a capture chain gets a
-//!   tiny prior, so selection rarely wastes visits on it.
-//! * **Heavy playouts** (when playouts are cut after some plies): each turn plays the best of a
-//!   few sampled moves by the one-ply evaluation, with some randomness left in.
+//! * **Priors and move values** ([`Game::move_knowledge`]): each move is scored by the same
+//!   quiescence evaluation of the position after it; the priors are a softmax of those scores
+//!   (temperature [`Knowledge::prior_temperature`] centimen) and the values their win
+//!   probabilities, which seed first-play values and implicit minimax backups. A move that
+//!   hands over a capture chain gets a tiny prior, so selection rarely wastes visits on it.
+//! * **Leaf search** ([`Knowledge::leaf_depth`] > 0): a shallow alpha-beta search instead of
+//!   the quiescence search scores the leaf (measured weaker at equal time; off by default).
+//! * **Heavy playouts** (when playouts run): each turn plays the best of a few sampled moves by
+//!   the one-ply evaluation, with some randomness left in.
 //!
 //! A state without knowledge behaves exactly as the uniform-playout search always did.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use emergo_mcts::{
@@ -27,9 +31,8 @@ use emergo_mcts::{
 };
 use emergo_rules::{Move, MoveList, Outcome, Player, Position, Repetitions, random_playout};
 
-use std::cell::RefCell;
-
 use crate::alphabeta::{AlphaBeta, quiesce};
+use crate::eval::{Weights, win_probability_scaled};
 
 /// Transposition table of each search thread's leaf searcher: 2^16 entries (2 MiB).
 const LEAF_TT_BITS: u32 = 16;
@@ -38,7 +41,6 @@ thread_local! {
     /// The alpha-beta searcher scoring leaves on this thread (its table serves every leaf).
     static LEAF_SEARCH: RefCell<Option<Box<AlphaBeta>>> = const { RefCell::new(None) };
 }
-use crate::eval::{Weights, win_probability_scaled};
 
 /// What the search knows about Emergo beyond the rules.
 #[derive(Clone, Debug, PartialEq)]

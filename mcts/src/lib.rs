@@ -84,7 +84,13 @@
 //!   ([`PlayoutEnd::Capped`]), 0.5 by default; they never feed the solver.
 //! * **Selection** is UCT, `Q + c * sqrt(ln N / n)`, with first-play urgency for unvisited
 //!   children (default 1.0: each child is tried once first) and virtual loss per thread in
-//!   flight.
+//!   flight; or PUCT, `Q + c * P * sqrt(N) / (1 + n)`, with the game's priors
+//!   ([`Selection`]).
+//! * **Knowledge** (all optional, see [`Game`]): a static evaluation that cuts playouts after
+//!   [`SearchParams::playout_cutoff`] plies or replaces them; move priors (PUCT, or progressive
+//!   bias under UCT); static move values that seed first-play values and implicit minimax
+//!   backups ([`SearchParams::minimax_weight`]). Priors and minimax values are stored as 16-bit
+//!   fixed point in what was padding, so nodes did not grow.
 //! * **Expansion**: a leaf gets `expand_threshold` playouts of its own (default 1) before its
 //!   children are allocated, in one contiguous block; the thread that wins the race expands,
 //!   the others wait for it, so statistics stay exact under any number of threads.

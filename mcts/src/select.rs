@@ -41,9 +41,13 @@ impl Uct {
     /// `floor` is the parent's pessimistic solver bound for the player to move there, in half
     /// points, or `None` at the root.
     ///
-    /// Score: `Q + c * sqrt(ln N / n)` where `n` counts virtual losses as visits worth 0 (so `Q`
-    /// drops for children other threads are exploring), an unvisited child counts as one visit
-    /// worth `fpu`, and `Q` is clamped into the child's solver bounds.
+    /// Score: UCT `Q + c * sqrt(ln N / n)` (plus `prior_weight * P / (n + 1)` when priors weigh
+    /// in), or PUCT `Q + c * P * sqrt(N) / (1 + n)`, where `n` counts virtual losses as visits
+    /// worth 0 (so `Q` drops for children other threads are exploring). `Q` is the mean result,
+    /// blended with the child's implicit minimax value (`(1 - w) * mean + w * minimax`) when
+    /// `minimax_weight` is set; an unvisited child starts from its static value if the game
+    /// gave one, else from `fpu` (and UCT counts it as one visit). `Q` is clamped into the
+    /// child's solver bounds.
     ///
     /// Solver: a child proven won for the mover is taken at once (the parent is then proven too;
     /// descending there lets this iteration propagate that). Proven-lost children are skipped,

@@ -475,6 +475,41 @@ async fn deadline_clips_the_budget() {
     server.stop().await;
 }
 
+/// Issue 12: a `grpc-timeout` too large for `Instant + Duration` made the server panic. It is
+/// clamped now: the search runs with its own budget and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absurd_grpc_timeouts_are_clamped_not_fatal() {
+    let server = TestServer::start(config()).await;
+    let mut c = server.client().await;
+    for huge in [
+        "18446744073709551615S",
+        "18446744073709551615H",
+        "9223372036854775807S",
+    ] {
+        let mut req = tonic::Request::new(best_move_request(INITIAL, &[], playouts(200)));
+        req.metadata_mut()
+            .insert("grpc-timeout", huge.parse().unwrap());
+        let r = c.best_move(req).await.expect(huge).into_inner();
+        assert!(!r.best_move.is_empty(), "{huge}");
+        let mut req = tonic::Request::new(pb::AnalyzeRequest {
+            position: position(INITIAL, &[]),
+            limits: playouts(200),
+            ..Default::default()
+        });
+        req.metadata_mut()
+            .insert("grpc-timeout", huge.parse().unwrap());
+        let mut stream = c.analyze(req).await.expect(huge).into_inner();
+        let mut last = None;
+        while let Some(update) = stream.message().await.expect(huge) {
+            last = Some(update);
+        }
+        assert!(last.is_some_and(|u| u.r#final), "{huge}");
+    }
+    // The server is still there.
+    c.server_info(pb::ServerInfoRequest {}).await.unwrap();
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queue_full_is_refused_and_info_stays_responsive() {
     let server = TestServer::start(ServerConfig {
