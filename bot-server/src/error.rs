@@ -72,8 +72,37 @@ impl ServiceError {
     }
 }
 
+/// Longest error message sent to a client, in characters. Echoed input is already cut to 40
+/// characters where it is quoted (`emergo_rules::EXCERPT_CHARS`); this is the safety net for any
+/// message that would still grow with the input, since gRPC clients cap the metadata that
+/// carries it (8–16 KiB) and would report that instead of the error.
+pub const MAX_MESSAGE_CHARS: usize = 300;
+
+/// `message` cut to [`MAX_MESSAGE_CHARS`] characters, with `…` where it was cut.
+pub fn bounded_message(message: &str) -> String {
+    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => message.to_owned(),
+        Some((cut, _)) => format!("{}…", &message[..cut]),
+    }
+}
+
 impl From<ServiceError> for Status {
     fn from(e: ServiceError) -> Status {
-        Status::new(e.code(), e.to_string())
+        Status::new(e.code(), bounded_message(&e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_bounded() {
+        assert_eq!(bounded_message("short"), "short");
+        let long = "x".repeat(50_000);
+        let status: Status = ServiceError::invalid("position.fen", &long).into();
+        assert_eq!(status.message().chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert!(status.message().starts_with("position.fen: xxx"));
+        assert!(status.message().ends_with('…'));
     }
 }

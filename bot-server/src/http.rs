@@ -115,8 +115,11 @@ impl Gateway {
         let message: T = if body.iter().all(u8::is_ascii_whitespace) {
             T::default()
         } else {
-            serde_json::from_slice(body)
-                .map_err(|e| tonic::Status::invalid_argument(format!("request body: {e}")))?
+            serde_json::from_slice(body).map_err(|e| {
+                tonic::Status::invalid_argument(crate::error::bounded_message(&format!(
+                    "request body: {e}"
+                )))
+            })?
         };
         let mut req = tonic::Request::new(message);
         if let Some(ms) = headers.get("x-emergo-timeout-ms") {

@@ -156,14 +156,23 @@ impl fmt::Display for FenError {
                 "unit on {square}, which is not a playable square (file and rank must have the same parity)"
             ),
             FenError::BadSide { found } => {
-                write!(f, "side to move must be 'w' or 'b', found {found:?}")
+                write!(
+                    f,
+                    "side to move must be 'w' or 'b', found {}",
+                    crate::excerpt::Excerpt(found)
+                )
             }
             FenError::BadTurns { found } => {
-                write!(f, "turns played must be a decimal number, found {found:?}")
+                write!(
+                    f,
+                    "turns played must be a decimal number, found {}",
+                    crate::excerpt::Excerpt(found)
+                )
             }
             FenError::BadHand { found } => write!(
                 f,
-                "men in hand must be '<white>,<black>' with counts 0-12, found {found:?}"
+                "men in hand must be '<white>,<black>' with counts 0-12, found {}",
+                crate::excerpt::Excerpt(found)
             ),
             FenError::TooManyMen { player, count } => write!(
                 f,

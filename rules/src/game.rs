@@ -98,7 +98,12 @@ impl fmt::Display for GameError {
         match self {
             GameError::Fen(e) => write!(f, "invalid FEN: {e}"),
             GameError::Notation { index, text, error } => {
-                write!(f, "move {} ({text:?}): {error}", index + 1)
+                write!(
+                    f,
+                    "move {} ({}): {error}",
+                    index + 1,
+                    crate::excerpt::Excerpt(text)
+                )
             }
             GameError::Illegal { index, error } => write!(f, "move {}: {error}", index + 1),
         }

@@ -40,6 +40,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod diagram;
+mod excerpt;
 mod fen;
 mod game;
 mod movegen;
@@ -54,6 +55,7 @@ mod unit;
 mod zobrist;
 
 pub use diagram::{Diagram, unit_label};
+pub use excerpt::EXCERPT_CHARS;
 pub use fen::{Coord, FenError, Layer, Setup};
 pub use game::{Game, GameError, Repetitions};
 pub use movegen::MoveList;

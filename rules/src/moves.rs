@@ -184,7 +184,8 @@ impl fmt::Display for ParseMoveError {
             }
             ParseMoveError::Malformed(s) => write!(
                 f,
-                "{s:?} is not a move (expected an entry like e5, a step like c3-d4 or a capture like c3xe5xc7)"
+                "{} is not a move (expected an entry like e5, a step like c3-d4 or a capture like c3xe5xc7)",
+                crate::excerpt::Excerpt(s)
             ),
         }
     }

@@ -157,7 +157,8 @@ impl fmt::Display for ParseSquareError {
             ParseSquareError::Syntax(s) => {
                 write!(
                     f,
-                    "{s:?} is not a square (expected a file a-i and a rank 1-9, e.g. e5)"
+                    "{} is not a square (expected a file a-i and a rank 1-9, e.g. e5)",
+                    crate::excerpt::Excerpt(s)
                 )
             }
             ParseSquareError::NotPlayable(s) => write!(

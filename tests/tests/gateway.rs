@@ -198,6 +198,45 @@ async fn errors_carry_the_grpc_code_and_http_status() {
     server.stop().await;
 }
 
+/// Issue 12: errors echoed the whole bad input (a 50 KB move gave a 50 KB message). The echo is
+/// cut to 40 characters and every message is bounded, over HTTP as over gRPC.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_bad_input_gets_a_short_error() {
+    let server = TestServer::start(config()).await;
+    let huge = "q".repeat(50_000);
+    for (rpc, body, field) in [
+        (
+            "LegalMoves",
+            json!({"position": {"fen": INITIAL, "moves": [huge.clone()]}}),
+            "position.moves[0]:",
+        ),
+        (
+            "BestMove",
+            json!({"position": {"fen": format!("9/9/9/9/9/9/9/9/9 {huge} 0 12,12")}, "limits": {"maxTimeMs": 10}}),
+            "position.fen:",
+        ),
+    ] {
+        let (code, e) = post(&server, rpc, body).await;
+        let message = e["message"].as_str().unwrap();
+        assert_eq!(
+            (code, e["code"].as_str().unwrap()),
+            (400, "INVALID_ARGUMENT")
+        );
+        assert!(message.starts_with(field), "{message}");
+        assert!(message.chars().count() < 200, "{} chars", message.len());
+    }
+    // A body that is not even JSON of the right shape, with a huge string in it.
+    let (code, e) = post(
+        &server,
+        "LegalMoves",
+        json!({"position": {"fen": 7}, "x": huge}),
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert!(e["message"].as_str().unwrap().chars().count() <= 301, "{e}");
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_streams_server_sent_events() {
     let server = TestServer::start(config()).await;

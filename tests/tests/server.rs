@@ -475,6 +475,31 @@ async fn deadline_clips_the_budget() {
     server.stop().await;
 }
 
+/// Issue 12: a 50 KB unparsable move came back as a 50 KB `grpc-message`, which stock gRPC
+/// clients refuse (metadata limit) and report as RESOURCE_EXHAUSTED. The echo is cut short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_bad_moves_get_short_invalid_argument_errors() {
+    let server = TestServer::start(config()).await;
+    let mut c = server.client().await;
+    let huge = "q".repeat(50_000);
+    let status = c
+        .best_move(best_move_request(INITIAL, &[huge.as_str()], playouts(10)))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(
+        status.message().starts_with("position.moves[0]: \"qqq"),
+        "{}",
+        status.message()
+    );
+    assert!(
+        status.message().chars().count() < 200,
+        "{}",
+        status.message().len()
+    );
+    server.stop().await;
+}
+
 /// Issue 12: a `grpc-timeout` too large for `Instant + Duration` made the server panic. It is
 /// clamped now: the search runs with its own budget and answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
