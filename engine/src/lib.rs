@@ -1,7 +1,13 @@
-//! Emergo playing knowledge on top of the rules core: a static [`eval`]uation, an
-//! [`alphabeta`] engine (the sparring partner and baseline player) and the [`state`] adapter
-//! that lets the generic MCTS (`emergo-mcts`) search Emergo with priors, evaluation-cut playouts
-//! and heavy playouts.
+//! Emergo playing knowledge on top of the rules core:
+//!
+//! - [`eval`]: the static evaluation (documented features × weights from `weights.txt`);
+//! - [`alphabeta`]: the alpha-beta engine (the sparring partner and baseline player, and the
+//!   quiescence search that scores MCTS leaves);
+//! - [`state`]: the adapter that lets the generic MCTS (`emergo-mcts`) search Emergo, with
+//!   leaf evaluation, priors, implicit minimax values and heavy playouts;
+//! - [`config`]: named MCTS configurations (the default `strong` one and the first version's
+//!   `uniform` one) and their `key=value` settings, shared by the server and the tools;
+//! - [`learn`]: fitting the evaluation weights to self-play results.
 //!
 //! Dependencies point one way: this crate knows the rules and the MCTS; neither knows it.
 
