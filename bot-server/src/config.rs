@@ -70,6 +70,13 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_NAME")]
     pub name: Option<String>,
 
+    /// Longest graceful shutdown (ms): after SIGINT/SIGTERM the server refuses new work and
+    /// finishes its searches; clients that still hold requests open after this long (a stream
+    /// they never read, a body that never ends) are cut off and the process exits. 0 = the
+    /// longest search budget (--max-time-ms) plus 5 s. A second signal exits at once.
+    #[arg(long, env = "EMERGO_SHUTDOWN_GRACE_MS", default_value_t = 0)]
+    pub shutdown_grace_ms: u64,
+
     /// The search configuration, as comma-separated settings applied in order to the default
     /// (the strongest measured): `config=uniform` for the first version's engine, or tuning
     /// keys `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `prune=on|off`, `temp`,
@@ -108,6 +115,7 @@ impl Default for ServerConfig {
             metrics_listen: None,
             auth_token: None,
             name: None,
+            shutdown_grace_ms: 0,
             mcts: MctsConfig::default(),
         }
     }
@@ -136,6 +144,15 @@ impl ServerConfig {
     /// Longest wait in the queue.
     pub fn max_queue_wait(&self) -> Duration {
         Duration::from_millis(self.max_queue_wait_ms)
+    }
+
+    /// How long a graceful shutdown may take before connections are dropped.
+    pub fn shutdown_grace(&self) -> Duration {
+        if self.shutdown_grace_ms > 0 {
+            Duration::from_millis(self.shutdown_grace_ms)
+        } else {
+            Duration::from_millis(u64::from(self.max_time_ms)) + Duration::from_secs(5)
+        }
     }
 
     /// The replica name.

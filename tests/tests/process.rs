@@ -131,3 +131,97 @@ async fn sigterm_finishes_searches_then_exits() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A free loopback port.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `bot-server` with `extra` flags; returns it and its HTTP port once that port answers.
+fn start_server(extra: &[&str]) -> (std::process::Child, u16) {
+    let (port, http_port) = (free_port(), free_port());
+    let child = Command::new(binary("bot-server"))
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--threads", "1"])
+        .args(["--http-listen", &format!("127.0.0.1:{http_port}")])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", http_port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, http_port)
+}
+
+/// A request whose body never arrives: headers promise 1,000 bytes, one is sent.
+fn stalled_request(http_port: u16) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", http_port)).unwrap();
+    write!(
+        s,
+        "POST /v1/LegalMoves HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n{{"
+    )
+    .unwrap();
+    s.flush().unwrap();
+    s
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    let sent = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// Waits for the process to exit; returns its exit code and how long it took.
+fn wait_exit(child: &mut std::process::Child, limit: Duration) -> (Option<i32>, Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), start.elapsed());
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("bot-server still running {limit:?} after the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 12: a client holding a request open (here an HTTP body shorter than its
+/// Content-Length) kept a SIGTERM'd server alive forever. The grace period caps it.
+#[test]
+fn shutdown_grace_caps_a_stalled_client() {
+    let (mut child, http_port) = start_server(&["--shutdown-grace-ms", "1000"]);
+    let _held = stalled_request(http_port);
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&child, "-TERM");
+    let (code, took) = wait_exit(&mut child, Duration::from_secs(15));
+    assert_eq!(code, Some(1), "exit after the grace period");
+    assert!(took >= Duration::from_millis(900), "exited after {took:?}");
+}
+
+/// Issue 12: a second signal did nothing. It exits at once now.
+#[test]
+fn second_signal_exits_at_once() {
+    let (mut child, http_port) = start_server(&[]);
+    let _held = stalled_request(http_port);
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&child, "-TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "-INT");
+    let (code, took) = wait_exit(&mut child, Duration::from_secs(10));
+    assert_eq!(code, Some(130));
+    assert!(took < Duration::from_secs(5), "exited after {took:?}");
+}

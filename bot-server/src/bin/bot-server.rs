@@ -46,7 +46,31 @@ async fn main() -> ExitCode {
             }
         }
     };
-    let shutdown = emergo_bot_server::server::shutdown_signal();
+    // The first signal starts a graceful shutdown; a watchdog then ends the process on a second
+    // signal, or when the grace period is over while clients still hold requests open.
+    let grace = cli.config.shutdown_grace();
+    let (first_signal, shutdown) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        emergo_bot_server::server::shutdown_signal().await;
+        let _ = first_signal.send(());
+        let code = tokio::select! {
+            _ = emergo_bot_server::server::shutdown_signal() => {
+                eprintln!("bot-server: second signal, exiting now");
+                130
+            }
+            _ = tokio::time::sleep(grace) => {
+                eprintln!(
+                    "bot-server: still not drained after the {} ms shutdown grace, dropping connections",
+                    grace.as_millis()
+                );
+                1
+            }
+        };
+        std::process::exit(code);
+    });
+    let shutdown = async move {
+        let _ = shutdown.await;
+    };
     match emergo_bot_server::server::run(listener, http, cli.config, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
