@@ -1,8 +1,8 @@
 //! MCTS strength against the baselines, with colours alternated over a fixed seed set.
 //!
 //! `cargo run --release -p emergo-bot-server --example strength -- [GAMES] [PLAYOUTS] [random|greedy] [THREADS]`
-//! prints one line per game and the score. The README's strength figures come from here and
-//! from `emergo arena`.
+//! prints one line per game and the score, with the default MCTS configuration. The README's
+//! strength figures come from `emergo arena`, which also plays time-based matches.
 
 use std::time::Instant;
 

@@ -73,6 +73,39 @@ pub struct AbResult {
     pub elapsed: Duration,
 }
 
+/// Nodes searched and the limits on them: counted and checked at every node, quiescence included,
+/// by one method so that the main search and the quiescence search stop on the same terms.
+#[derive(Clone, Copy, Debug, Default)]
+struct Budget {
+    /// Nodes counted so far.
+    nodes: u64,
+    /// Stop at this instant (looked at every [`CLOCK_INTERVAL`] nodes).
+    deadline: Option<Instant>,
+    /// Stop after this many nodes.
+    node_limit: Option<u64>,
+    /// Set once a limit was hit; everything searched after that is discarded.
+    aborted: bool,
+}
+
+impl Budget {
+    /// No limit at all.
+    fn unlimited() -> Self {
+        Budget::default()
+    }
+
+    /// Counts one node; returns whether the search must stop.
+    fn tick(&mut self) -> bool {
+        self.nodes += 1;
+        if !self.aborted {
+            let out_of_nodes = self.node_limit.is_some_and(|n| self.nodes >= n);
+            let out_of_time = self.nodes % CLOCK_INTERVAL == 0
+                && self.deadline.is_some_and(|d| Instant::now() >= d);
+            self.aborted = out_of_nodes || out_of_time;
+        }
+        self.aborted
+    }
+}
+
 /// How a stored score relates to the true value.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Bound {
@@ -102,10 +135,7 @@ pub struct AlphaBeta {
     path: Vec<u64>,
     /// Index in `path` of the first position of the current repetition window.
     window_start: usize,
-    nodes: u64,
-    deadline: Option<Instant>,
-    node_limit: Option<u64>,
-    aborted: bool,
+    budget: Budget,
 }
 
 impl std::fmt::Debug for AlphaBeta {
@@ -177,7 +207,10 @@ fn capture_gain(pos: &Position, m: Move, me: Player) -> i32 {
 /// capture sequence is over (minimax over every maximal chain), then [`evaluate_with`].
 /// `nodes` counts the positions visited. Used by the MCTS to score leaves.
 pub fn quiesce(pos: &Position, weights: &Weights, nodes: &mut u64) -> i32 {
-    quiesce_inner(pos, -WIN - 1, WIN + 1, 0, weights, nodes, &mut None)
+    let mut budget = Budget::unlimited();
+    let score = quiesce_inner(pos, -WIN - 1, WIN + 1, 0, weights, &mut budget);
+    *nodes += budget.nodes;
+    score
 }
 
 fn quiesce_inner(
@@ -186,14 +219,10 @@ fn quiesce_inner(
     beta: i32,
     ply: usize,
     weights: &Weights,
-    nodes: &mut u64,
-    stop: &mut Option<&mut dyn FnMut(u64) -> bool>,
+    budget: &mut Budget,
 ) -> i32 {
-    *nodes += 1;
-    if let Some(check) = stop.as_deref_mut() {
-        if check(*nodes) {
-            return 0;
-        }
+    if budget.tick() {
+        return 0;
     }
     if !pos.has_capture() {
         return terminal_score(pos, ply).unwrap_or_else(|| evaluate_with(pos, weights));
@@ -201,18 +230,22 @@ fn quiesce_inner(
     if ply >= MAX_PLY {
         return evaluate_with(pos, weights);
     }
-    let moves = pos.legal_moves();
+    // Each capture is played once: its position serves both ordering and search.
     let me = pos.side_to_move();
-    let mut ordered: Vec<(i32, Move)> = moves
+    let mut ordered: Vec<(i32, Position)> = pos
+        .legal_moves()
         .iter()
-        .map(|&m| (capture_gain(pos, m, me), m))
+        .map(|&m| {
+            let mut next = *pos;
+            next.play_unchecked(m);
+            let gain = next.controlled_men(me) as i32 - next.controlled_men(me.other()) as i32;
+            (gain, next)
+        })
         .collect();
     ordered.sort_by_key(|o| std::cmp::Reverse(o.0));
     let mut best = -WIN - 1;
-    for (_, m) in ordered {
-        let mut next = *pos;
-        next.play_unchecked(m);
-        let score = -quiesce_inner(&next, -beta, -alpha, ply + 1, weights, nodes, stop);
+    for (_, next) in ordered {
+        let score = -quiesce_inner(&next, -beta, -alpha, ply + 1, weights, budget);
         if score > best {
             best = score;
             if score > alpha {
@@ -253,10 +286,7 @@ impl AlphaBeta {
             history: vec![0; HISTORY_LEN],
             path: Vec::with_capacity(256),
             window_start: 0,
-            nodes: 0,
-            deadline: None,
-            node_limit: None,
-            aborted: false,
+            budget: Budget::unlimited(),
         }
     }
 
@@ -281,10 +311,11 @@ impl AlphaBeta {
     /// first, ending with `root`'s own (may be empty: no history).
     pub fn search(&mut self, root: &Position, window: &[u64], limits: AbLimits) -> AbResult {
         let started = Instant::now();
-        self.nodes = 0;
-        self.aborted = false;
-        self.deadline = limits.max_time.map(|t| started + t);
-        self.node_limit = limits.max_nodes;
+        self.budget = Budget {
+            deadline: limits.max_time.map(|t| started + t),
+            node_limit: limits.max_nodes,
+            ..Budget::unlimited()
+        };
         self.path.clear();
         self.path.extend_from_slice(window);
         self.window_start = 0;
@@ -329,7 +360,7 @@ impl AlphaBeta {
                 result.best = Some(best);
                 result.score = score;
             }
-            if self.aborted {
+            if self.budget.aborted {
                 break;
             }
             result.depth = depth;
@@ -337,14 +368,14 @@ impl AlphaBeta {
                 break;
             }
             // An iteration takes several times the previous one: do not start what cannot end.
-            if let (Some(t), Some(deadline)) = (limits.max_time, self.deadline) {
+            if let (Some(t), Some(deadline)) = (limits.max_time, self.budget.deadline) {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left < t / 3 {
                     break;
                 }
             }
         }
-        result.nodes = self.nodes;
+        result.nodes = self.budget.nodes;
         result.pv = self.principal_variation(root, result.best);
         result.elapsed = started.elapsed();
         result
@@ -354,19 +385,12 @@ impl AlphaBeta {
     /// deepening, no history, no time limit): the leaf evaluation of the MCTS hybrid. Unlike
     /// [`search`](AlphaBeta::search) it searches a position with a single legal move too.
     pub fn score(&mut self, pos: &Position, depth: u32) -> i32 {
-        self.nodes = 0;
-        self.aborted = false;
-        self.deadline = None;
-        self.node_limit = None;
-        self.path.clear();
+        self.budget = Budget::unlimited();
         self.window_start = 0;
         let mut score = 0;
+        // A finished position is scored by `node_inner` itself.
         for d in 1..=depth.clamp(1, MAX_DEPTH) {
             self.path.clear();
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                return terminal_score(pos, 0).unwrap_or(0);
-            }
             self.path.push(pos.hash());
             let mut alpha = -WIN - 1;
             score = self.node_inner(pos, d as i32, &mut alpha, WIN + 1, 0);
@@ -394,13 +418,13 @@ impl AlphaBeta {
                 -self.node(&next, new_depth, -beta, -alpha, 1, m)
             } else {
                 let s = -self.node(&next, new_depth, -alpha - 1, -alpha, 1, m);
-                if s > alpha && !self.aborted {
+                if s > alpha && !self.budget.aborted {
                     -self.node(&next, new_depth, -beta, -alpha, 1, m)
                 } else {
                     s
                 }
             };
-            if self.aborted {
+            if self.budget.aborted {
                 break;
             }
             if score > alpha {
@@ -412,19 +436,6 @@ impl AlphaBeta {
             self.store(root.hash(), Some(m), alpha, depth, Bound::Exact, 0);
         }
         (alpha, best)
-    }
-
-    fn out_of_budget(&mut self) -> bool {
-        if self.aborted {
-            return true;
-        }
-        let out_of_nodes = self.node_limit.is_some_and(|n| self.nodes >= n);
-        let out_of_time =
-            self.nodes % CLOCK_INTERVAL == 0 && self.deadline.is_some_and(|d| Instant::now() >= d);
-        if out_of_nodes || out_of_time {
-            self.aborted = true;
-        }
-        self.aborted
     }
 
     /// Whether the position just pushed on the path occurred before in the window (since the
@@ -453,8 +464,7 @@ impl AlphaBeta {
         ply: usize,
         last: Move,
     ) -> i32 {
-        self.nodes += 1;
-        if self.out_of_budget() {
+        if self.budget.tick() {
             return 0;
         }
         // The repetition window restarts at every entry.
@@ -482,25 +492,7 @@ impl AlphaBeta {
         }
         if depth <= 0 || ply >= MAX_PLY {
             let weights = self.weights;
-            let mut nodes = self.nodes;
-            let deadline = self.deadline;
-            let node_limit = self.node_limit;
-            let mut aborted = false;
-            let mut check = |n: u64| {
-                if node_limit.is_some_and(|l| n >= l)
-                    || (n % CLOCK_INTERVAL == 0 && deadline.is_some_and(|d| Instant::now() >= d))
-                {
-                    aborted = true;
-                }
-                aborted
-            };
-            let mut stop: Option<&mut dyn FnMut(u64) -> bool> = Some(&mut check);
-            let s = quiesce_inner(pos, *alpha, beta, ply, &weights, &mut nodes, &mut stop);
-            self.nodes = nodes;
-            if aborted {
-                self.aborted = true;
-            }
-            return s;
+            return quiesce_inner(pos, *alpha, beta, ply, &weights, &mut self.budget);
         }
         let moves = pos.legal_moves();
         if moves.is_empty() {
@@ -533,13 +525,13 @@ impl AlphaBeta {
                 -self.node(&next, new_depth, -beta, -*alpha, ply + 1, m)
             } else {
                 let s = -self.node(&next, new_depth, -*alpha - 1, -*alpha, ply + 1, m);
-                if s > *alpha && s < beta && !self.aborted {
+                if s > *alpha && s < beta && !self.budget.aborted {
                     -self.node(&next, new_depth, -beta, -*alpha, ply + 1, m)
                 } else {
                     s
                 }
             };
-            if self.aborted {
+            if self.budget.aborted {
                 return 0;
             }
             if score > best {

@@ -242,7 +242,7 @@ fn structure(pos: &Position, player: Player) -> Structure {
         if unit.controllers == 1 {
             s.fragile += prisoners;
         }
-        if is_edge(sq) {
+        if EDGE & sq.bit() != 0 {
             s.edge += prisoners;
         }
         s.tall += i32::from(unit.controllers.saturating_sub(1).min(3));
@@ -250,7 +250,7 @@ fn structure(pos: &Position, player: Player) -> Structure {
     s
 }
 
-/// The 16 edge squares.
+/// The 16 edge squares (a unit there can never be jumped).
 const EDGE: Bitboard = {
     let mut bb = 0;
     let mut i = 0;
@@ -263,11 +263,6 @@ const EDGE: Bitboard = {
     }
     bb
 };
-
-/// Whether `sq` is on the outer lines (a unit there can never be jumped).
-fn is_edge(sq: Square) -> bool {
-    matches!(sq.file(), 0 | 8) || matches!(sq.rank(), 0 | 8)
-}
 
 /// Steps `player`'s units could make (empty neighbours).
 fn steps(pos: &Position, player: Player) -> i32 {
@@ -334,6 +329,15 @@ mod tests {
         // Black to move must take d4 from e5.
         let p = pos("9/9/9/9/4a@4/3A@5/9/9/9 b 40 0,0");
         assert!(evaluate(&p) > 0, "{}", evaluate(&p));
+    }
+
+    #[test]
+    fn edge_squares_are_the_outer_lines() {
+        assert_eq!(EDGE.count_ones(), 16);
+        for sq in Square::all() {
+            let outer = matches!(sq.file(), 0 | 8) || matches!(sq.rank(), 0 | 8);
+            assert_eq!(EDGE & sq.bit() != 0, outer, "{sq}");
+        }
     }
 
     #[test]

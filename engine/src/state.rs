@@ -184,44 +184,45 @@ impl EmergoState {
             .outcome()
             .or_else(|| (self.reps.count_last() >= 3).then_some(Outcome::REPETITION))
     }
+}
 
-    /// A heavy playout: each turn, the best of `samples` sampled legal moves by the evaluation
-    /// of the position after it (captures resolved); ends at `max_turns` like any playout.
-    fn heavy_playout(&mut self, k: &Knowledge, rng: &mut Rng, max_turns: u32) -> Playout {
-        let mut moves = MoveList::new();
-        for turn in 0..max_turns {
-            self.pos.legal_moves_into(&mut moves);
-            let list = moves.as_slice();
-            if list.is_empty() {
-                return finished(self.pos.outcome(), turn);
-            }
-            let mut choice = list[uniform_index(rng, list.len())];
-            if list.len() > 1 && k.playout_samples > 1 {
-                let mut best = i32::MIN;
-                for _ in 0..k.playout_samples {
-                    let m = list[uniform_index(rng, list.len())];
-                    let mut next = self.pos;
-                    next.play_unchecked(m);
-                    let score = -crate::eval::evaluate_with(&next, &k.weights);
-                    if score > best {
-                        best = score;
-                        choice = m;
-                    }
+/// A heavy playout from `pos` (whose repetition window is `reps`): each turn, the best of
+/// `k.playout_samples` sampled legal moves by the evaluation of the position after it; ends at
+/// `max_turns` like any playout.
+fn heavy_playout(
+    pos: &mut Position,
+    reps: &mut Repetitions,
+    k: &Knowledge,
+    rng: &mut Rng,
+    max_turns: u32,
+) -> Playout {
+    let mut moves = MoveList::new();
+    for turn in 0..max_turns {
+        pos.legal_moves_into(&mut moves);
+        let list = moves.as_slice();
+        if list.is_empty() {
+            return finished(pos.outcome(), turn);
+        }
+        let mut choice = list[uniform_index(rng, list.len())];
+        if list.len() > 1 && k.playout_samples > 1 {
+            let mut best = i32::MIN;
+            for _ in 0..k.playout_samples {
+                let m = list[uniform_index(rng, list.len())];
+                let mut next = *pos;
+                next.play_unchecked(m);
+                let score = -crate::eval::evaluate_with(&next, &k.weights);
+                if score > best {
+                    best = score;
+                    choice = m;
                 }
             }
-            self.pos.play_unchecked(choice);
-            if self.reps.record(choice, &self.pos) >= 3 {
-                return finished(Some(Outcome::REPETITION), turn + 1);
-            }
         }
-        match self.pos.outcome() {
-            Some(o) => finished(Some(o), max_turns),
-            None => Playout {
-                end: PlayoutEnd::Capped { value_for_one: 0.5 },
-                turns: max_turns,
-            },
+        pos.play_unchecked(choice);
+        if reps.record(choice, pos) >= 3 {
+            return finished(Some(Outcome::REPETITION), turn + 1);
         }
     }
+    finished(pos.outcome(), max_turns)
 }
 
 fn finished(outcome: Option<Outcome>, turns: u32) -> Playout {
@@ -310,10 +311,9 @@ impl Game for EmergoState {
     }
 
     fn playout(&mut self, rng: &mut Rng, max_turns: u32) -> Playout {
-        if let Some(k) = self.knowledge.clone() {
-            if k.playout_samples > 1 {
-                return self.heavy_playout(&k, rng, max_turns);
-            }
+        // Borrowed, not cloned: no reference-count traffic on every playout.
+        if let Some(k) = self.knowledge.as_deref().filter(|k| k.playout_samples > 1) {
+            return heavy_playout(&mut self.pos, &mut self.reps, k, rng, max_turns);
         }
         let p = random_playout(&mut self.pos, &mut self.reps, rng, max_turns);
         finished(p.outcome, p.turns)

@@ -621,31 +621,24 @@ impl<G: Game> Worker<G> {
     /// leaf to root, as the best of its children's (from the node's mover's point of view),
     /// with proven children counting at their proven value. Stops early where nothing changed.
     fn backup_minimax(&self, tree: &Tree<G::Move>) {
-        for k in (0..self.path.len()).rev() {
-            let step = self.path[k];
+        // Each step with the next one on the path, leaf side first. The path's last node has no
+        // successor: it was just expanded (which set its value), or it is a leaf or proven.
+        for pair in self.path.windows(2).rev() {
+            let (step, child_mover) = (pair[0], pair[1].mover);
             let node = tree.node(step.node);
             let Expansion::Expanded { first, count } = node.expansion() else {
                 continue;
             };
-            if count == 0 {
-                continue;
-            }
-            // The children's mover is the player to move here. (The path's last node was just
-            // expanded, which set its value, or is a leaf or proven: nothing to recompute.)
-            let Some(child_mover) = self.path.get(k + 1).map(|s| s.mover) else {
-                continue;
-            };
-            let mut best: Option<f32> = None;
-            for c in first..first + count {
-                let child = tree.node(c);
-                let value = match child.bounds().proven() {
-                    Some(p) => Some(p.value()),
-                    None => child.minimax(),
-                };
-                if let Some(v) = value {
-                    best = Some(best.map_or(v, |b: f32| b.max(v)));
-                }
-            }
+            let best = (first..first + count)
+                .filter_map(|c| {
+                    let child = tree.node(c);
+                    child
+                        .bounds()
+                        .proven()
+                        .map(|p| p.value())
+                        .or_else(|| child.minimax())
+                })
+                .reduce(f32::max);
             let Some(best) = best else {
                 continue;
             };

@@ -256,6 +256,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         nodes: None,
     };
     let kind_is_mcts = spec.kind == EngineKind::Mcts;
+    let mut mcts_check = emergo_engine::MctsConfig::default();
     let mut explicit_name = None;
     // The derived name lists the keys as given (minus name=), so `mcts:playouts=2000` is named
     // just that and two differently tuned engines never look alike in a table.
@@ -330,13 +331,9 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
                         ))
                     })?;
             }
-            _ if spec.kind == EngineKind::Mcts => {
-                let mut check = emergo_engine::MctsConfig::default();
-                for (k, v) in &spec.mcts_settings {
-                    // Earlier settings were checked when they were added.
-                    let _ = check.set(k, v);
-                }
-                check.set(key, value).map_err(&fail)?;
+            _ if kind_is_mcts => {
+                // Applied to a running configuration, so each value is checked in context.
+                mcts_check.set(key, value).map_err(&fail)?;
                 spec.mcts_settings.push((key.to_owned(), value.to_owned()));
             }
             _ => {}
