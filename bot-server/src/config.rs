@@ -62,9 +62,65 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
 
-    /// When set, every RPC but health needs `authorization: Bearer <token>`.
+    /// When set, every RPC but health needs `authorization: Bearer <token>`. An empty token is
+    /// refused at start-up. Prefer --auth-token-file: a command-line token is visible to every
+    /// local user in /proc/PID/cmdline.
     #[arg(long, env = "EMERGO_AUTH_TOKEN", hide_env_values = true)]
     pub auth_token: Option<String>,
+
+    /// Reads the bearer token from this file (surrounding whitespace trimmed; it must not be
+    /// empty). Conflicts with --auth-token.
+    #[arg(long, env = "EMERGO_AUTH_TOKEN_FILE", conflicts_with = "auth_token")]
+    pub auth_token_file: Option<std::path::PathBuf>,
+
+    /// Most open connections per port (gRPC, HTTP, metrics each); further connections are
+    /// accepted and closed at once, so they cannot starve the ones being served.
+    #[arg(long, env = "EMERGO_MAX_CONNECTIONS", default_value_t = 512)]
+    pub max_connections: usize,
+
+    /// Longest a connection may take to send a request's headers (and a TLS handshake) (ms).
+    #[arg(long, env = "EMERGO_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+
+    /// Longest a request body may stall between two pieces of data (ms).
+    #[arg(long, env = "EMERGO_BODY_TIMEOUT_MS", default_value_t = 10_000)]
+    pub body_timeout_ms: u64,
+
+    /// A connection with no request in progress for this long is closed (ms).
+    #[arg(long, env = "EMERGO_IDLE_TIMEOUT_MS", default_value_t = 120_000)]
+    pub idle_timeout_ms: u64,
+
+    /// Interval of HTTP/2 keepalive pings on a quiet connection (ms); a peer that does not
+    /// answer one within --keepalive-timeout-ms is disconnected.
+    #[arg(long, env = "EMERGO_KEEPALIVE_INTERVAL_MS", default_value_t = 30_000)]
+    pub keepalive_interval_ms: u64,
+
+    /// How long an HTTP/2 keepalive ping may go unanswered (ms).
+    #[arg(long, env = "EMERGO_KEEPALIVE_TIMEOUT_MS", default_value_t = 10_000)]
+    pub keepalive_timeout_ms: u64,
+
+    /// Browser origins (e.g. `https://board.example.org`) allowed to call the HTTP gateway
+    /// cross-origin; comma-separated or repeated. By default only same-origin pages may.
+    #[arg(long = "cors-origin", env = "EMERGO_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+
+    /// Host names (optionally `name:port`) the HTTP gateway answers to, comma-separated or
+    /// repeated. Default: on a loopback address only `localhost`, `127.0.0.1` and `[::1]`
+    /// (against DNS rebinding); on other addresses any host. `*` allows any.
+    #[arg(long = "allowed-host", env = "EMERGO_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
+
+    /// Log format: `text` (coloured only on a terminal) or `json` (one object per line).
+    #[arg(long, env = "EMERGO_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
+
+    /// PEM certificate chain: serve gRPC and HTTP over TLS (needs --tls-key).
+    #[arg(long, env = "EMERGO_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// PEM private key for --tls-cert.
+    #[arg(long, env = "EMERGO_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
 
     /// Name of this replica, reported by ServerInfo (default: the host name).
     #[arg(long, env = "EMERGO_NAME")]
@@ -114,6 +170,18 @@ impl Default for ServerConfig {
             kept_nodes: 8_000_000,
             metrics_listen: None,
             auth_token: None,
+            auth_token_file: None,
+            max_connections: 512,
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 10_000,
+            idle_timeout_ms: 120_000,
+            keepalive_interval_ms: 30_000,
+            keepalive_timeout_ms: 10_000,
+            cors_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            log_format: "text".to_owned(),
+            tls_cert: None,
+            tls_key: None,
             name: None,
             shutdown_grace_ms: 0,
             mcts: MctsConfig::default(),

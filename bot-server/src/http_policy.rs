@@ -1,0 +1,1 @@
+//! The HTTP gateway's browser-facing policy: CORS, Host checks, content types.

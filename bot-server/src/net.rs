@@ -1,0 +1,1 @@
+//! Serving connections: accept loop, connection cap, timeouts, keepalive, TLS, graceful stop.

@@ -1,0 +1,1 @@
+//! TLS for the server's ports and the client tools (rustls).
