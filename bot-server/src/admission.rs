@@ -23,9 +23,20 @@ pub enum AdmissionError {
         /// The limit.
         limit: usize,
     },
-    /// Waited too long.
+    /// Waited the server's longest wait (`--max-queue-wait-ms`).
     #[error("server is busy: no search threads became free within {waited_ms} ms; retry later")]
     WaitedTooLong {
+        /// How long it waited.
+        waited_ms: u64,
+    },
+    /// Waited as long as the caller could (its deadline), which was shorter than the server's
+    /// longest wait: the client ran out of time rather than the server out of patience, so this
+    /// is not counted as a refusal.
+    #[error(
+        "no search threads became free in the {waited_ms} ms the deadline left to wait; retry \
+         with a later deadline"
+    )]
+    OutOfTime {
         /// How long it waited.
         waited_ms: u64,
     },
@@ -75,7 +86,9 @@ impl Admission {
         }
     }
 
-    /// Waits (fairly, bounded) for `threads` threads. `threads` must be 1..=budget.
+    /// Waits (fairly, bounded) for `threads` threads. `threads` must be 1..=budget. `max_wait`
+    /// is the caller's bound (its deadline); the server's own bound applies too, and the error
+    /// says which one ran out.
     pub async fn acquire(
         &self,
         threads: usize,
@@ -101,17 +114,17 @@ impl Admission {
             });
         }
         let wait = max_wait.min(self.max_wait);
+        let waited_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
         match tokio::time::timeout(wait, self.threads.clone().acquire_many_owned(n)).await {
             Ok(Ok(permit)) => Ok(Grant {
                 _permit: permit,
                 threads: n as usize,
             }),
             Ok(Err(_)) => Err(AdmissionError::Closed),
+            Err(_) if max_wait < self.max_wait => Err(AdmissionError::OutOfTime { waited_ms }),
             Err(_) => {
                 self.refused.fetch_add(1, Ordering::Relaxed);
-                Err(AdmissionError::WaitedTooLong {
-                    waited_ms: wait.as_millis() as u64,
-                })
+                Err(AdmissionError::WaitedTooLong { waited_ms })
             }
         }
     }
@@ -172,6 +185,22 @@ mod tests {
         let _g = a.acquire(1, Duration::from_secs(5)).await.unwrap();
         let err = a.acquire(1, Duration::from_secs(5)).await.unwrap_err();
         assert_eq!(err, AdmissionError::WaitedTooLong { waited_ms: 20 });
+        assert_eq!(a.queued(), 0);
+        assert_eq!(a.refused(), 1);
+    }
+
+    /// Issue 12 item 8: a caller whose deadline ends the wait ran out of time; the server did
+    /// not refuse it.
+    #[tokio::test]
+    async fn callers_deadline_ends_the_wait() {
+        let a = Admission::new(1, 4, Duration::from_secs(10));
+        let _g = a.acquire(1, Duration::from_secs(5)).await.unwrap();
+        let err = a.acquire(1, Duration::from_millis(15)).await.unwrap_err();
+        assert_eq!(err, AdmissionError::OutOfTime { waited_ms: 15 });
+        assert_eq!(a.refused(), 0);
+        // No time at all: the same answer at once.
+        let err = a.acquire(1, Duration::ZERO).await.unwrap_err();
+        assert_eq!(err, AdmissionError::OutOfTime { waited_ms: 0 });
         assert_eq!(a.queued(), 0);
     }
 }

@@ -1,6 +1,9 @@
-//! Server configuration: command-line flags with environment fallbacks and embedded defaults.
+//! Server configuration: command-line flags with environment fallbacks and embedded defaults,
+//! and [`ServerConfig::validate`], the one check every start-up path goes through.
 
+use std::io::Read;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -46,7 +49,8 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_MAX_PLAYOUTS", default_value_t = 50_000_000)]
     pub max_playouts: u64,
 
-    /// Largest search tree (nodes) of one search.
+    /// Largest search tree (nodes) of one search (at least 1000). A full tree does not stop the
+    /// search: it goes on without growing the tree, and its statistics say `node_cap_reached`.
     #[arg(long, env = "EMERGO_MAX_NODES", default_value_t = 4_000_000)]
     pub max_nodes: usize,
 
@@ -63,13 +67,15 @@ pub struct ServerConfig {
     pub metrics_listen: Option<SocketAddr>,
 
     /// When set, every RPC but health needs `authorization: Bearer <token>`. An empty token is
-    /// refused at start-up. Prefer --auth-token-file: a command-line token is visible to every
-    /// local user in /proc/PID/cmdline.
+    /// refused at start-up (it used to turn auth off), and so is one no client could send
+    /// (control characters, non-ASCII, surrounding spaces). Prefer --auth-token-file: a
+    /// command-line token is visible to every local user in /proc/PID/cmdline.
     #[arg(long, env = "EMERGO_AUTH_TOKEN", hide_env_values = true)]
     pub auth_token: Option<String>,
 
     /// Reads the bearer token from this file (surrounding whitespace trimmed; it must not be
-    /// empty). Conflicts with --auth-token.
+    /// empty). Conflicts with --auth-token. Read once at start-up by [`ServerConfig::validate`],
+    /// which moves the token into `auth_token`.
     #[arg(long, env = "EMERGO_AUTH_TOKEN_FILE", conflicts_with = "auth_token")]
     pub auth_token_file: Option<std::path::PathBuf>,
 
@@ -101,13 +107,21 @@ pub struct ServerConfig {
 
     /// Browser origins (e.g. `https://board.example.org`) allowed to call the HTTP gateway
     /// cross-origin; comma-separated or repeated. By default only same-origin pages may.
-    #[arg(long = "cors-origin", env = "EMERGO_CORS_ORIGINS", value_delimiter = ',')]
+    #[arg(
+        long = "cors-origin",
+        env = "EMERGO_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
     pub cors_origins: Vec<String>,
 
     /// Host names (optionally `name:port`) the HTTP gateway answers to, comma-separated or
     /// repeated. Default: on a loopback address only `localhost`, `127.0.0.1` and `[::1]`
     /// (against DNS rebinding); on other addresses any host. `*` allows any.
-    #[arg(long = "allowed-host", env = "EMERGO_ALLOWED_HOSTS", value_delimiter = ',')]
+    #[arg(
+        long = "allowed-host",
+        env = "EMERGO_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
     pub allowed_hosts: Vec<String>,
 
     /// Log format: `text` (coloured only on a terminal) or `json` (one object per line).
@@ -189,7 +203,155 @@ impl Default for ServerConfig {
     }
 }
 
+/// Smallest `--max-nodes`: the tree must hold the root's moves (a few dozen, rarely more than a
+/// couple of hundred) with room to search below them. A tree too small for the root's moves
+/// would answer BestMove without a move.
+pub const MIN_MAX_NODES: usize = 1_000;
+
+/// Largest token file read: a bearer token is a line, not a document (and `/dev/zero` must not
+/// exhaust the memory).
+pub const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
+/// A configuration the server refuses to start with. Each message names the flag to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `--auth-token ''`: an empty token would turn auth off without a word.
+    #[error(
+        "--auth-token (EMERGO_AUTH_TOKEN) is empty; an empty token would turn auth off. Give a \
+         token, or leave the flag out (and unset EMERGO_AUTH_TOKEN) to run without auth"
+    )]
+    EmptyAuthToken,
+    /// A token no client could send in an `authorization` header.
+    #[error("--auth-token (EMERGO_AUTH_TOKEN) {why}; clients could never send it")]
+    UnsendableAuthToken {
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Both a token and a token file were given (clap refuses this on the command line; a
+    /// configuration built in code can still have both).
+    #[error("--auth-token and --auth-token-file are both set; give one")]
+    TwoTokens,
+    /// The token file cannot be read.
+    #[error("--auth-token-file {}: cannot read it: {source}", path.display())]
+    TokenFileUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The token file holds nothing but whitespace.
+    #[error("--auth-token-file {}: the file is empty; an empty token would turn auth off", path.display())]
+    TokenFileEmpty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The token file is larger than a token can be.
+    #[error(
+        "--auth-token-file {}: more than {MAX_TOKEN_FILE_BYTES} bytes; it should hold just the token",
+        path.display()
+    )]
+    TokenFileTooLarge {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The token in the file no client could send.
+    #[error("--auth-token-file {}: the token {why}; clients could never send it", path.display())]
+    UnsendableTokenInFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// `--max-nodes` too small for a search.
+    #[error("--max-nodes {nodes} is too small: a search tree needs at least {MIN_MAX_NODES} nodes")]
+    TooFewNodes {
+        /// The value given.
+        nodes: usize,
+    },
+    /// An unknown `--log-format` (clap checks the flag; code can set anything).
+    #[error("--log-format {0:?}: expected text or json")]
+    LogFormat(String),
+}
+
+/// Why no client could send `token` after `Bearer ` in an `authorization` header (gRPC metadata
+/// is printable ASCII; HTTP trims surrounding spaces), or `None` if it is fine.
+fn unsendable(token: &str) -> Option<&'static str> {
+    if token.bytes().any(|b| !(b' '..=b'~').contains(&b)) {
+        Some("holds control characters or non-ASCII characters")
+    } else if token.starts_with(' ') || token.ends_with(' ') {
+        Some("starts or ends with a space")
+    } else {
+        None
+    }
+}
+
+/// Reads a token file: at most [`MAX_TOKEN_FILE_BYTES`], UTF-8, surrounding whitespace trimmed,
+/// not empty.
+fn read_token_file(path: &Path) -> Result<String, ConfigError> {
+    let unreadable = |source| ConfigError::TokenFileUnreadable {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut text = String::new();
+    file.take(MAX_TOKEN_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(unreadable)?;
+    if text.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(ConfigError::TokenFileTooLarge {
+            path: path.to_owned(),
+        });
+    }
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(ConfigError::TokenFileEmpty {
+            path: path.to_owned(),
+        });
+    }
+    if let Some(why) = unsendable(token) {
+        return Err(ConfigError::UnsendableTokenInFile {
+            path: path.to_owned(),
+            why,
+        });
+    }
+    Ok(token.to_owned())
+}
+
 impl ServerConfig {
+    /// Checks the configuration and resolves what must be read at start-up: the token file's
+    /// token moves into `auth_token` (and `auth_token_file` is cleared), so that the rest of the
+    /// server only ever looks at `auth_token`. Every way of starting a server goes through here
+    /// (`bot-server` before it binds; [`crate::server::run`] again, harmlessly: a validated
+    /// configuration stays valid), so it is the one gate that keeps an empty token from
+    /// silently turning auth off.
+    pub fn validate(&mut self) -> Result<(), ConfigError> {
+        match (&self.auth_token, &self.auth_token_file) {
+            (Some(_), Some(_)) => return Err(ConfigError::TwoTokens),
+            (None, Some(path)) => {
+                self.auth_token = Some(read_token_file(path)?);
+                self.auth_token_file = None;
+            }
+            (Some(token), None) => {
+                if token.trim().is_empty() {
+                    return Err(ConfigError::EmptyAuthToken);
+                }
+                if let Some(why) = unsendable(token) {
+                    return Err(ConfigError::UnsendableAuthToken { why });
+                }
+            }
+            (None, None) => {}
+        }
+        if self.max_nodes < MIN_MAX_NODES {
+            return Err(ConfigError::TooFewNodes {
+                nodes: self.max_nodes,
+            });
+        }
+        if !matches!(self.log_format.as_str(), "text" | "json") {
+            return Err(ConfigError::LogFormat(self.log_format.clone()));
+        }
+        Ok(())
+    }
+
     /// The server-wide search-thread budget.
     pub fn thread_budget(&self) -> usize {
         if self.threads > 0 {
@@ -247,5 +409,121 @@ mod tests {
         assert_eq!((c.exploration, c.minimax_weight), (0.8, 0.2));
         assert!(parse_mcts("c").unwrap_err().contains("key=value"));
         assert!(parse_mcts("bogus=1").unwrap_err().contains("unknown"));
+    }
+
+    fn validated(config: ServerConfig) -> Result<ServerConfig, ConfigError> {
+        let mut config = config;
+        config.validate().map(|()| config)
+    }
+
+    fn with_token(token: &str) -> ServerConfig {
+        ServerConfig {
+            auth_token: Some(token.to_owned()),
+            ..ServerConfig::default()
+        }
+    }
+
+    /// Issue 12 item 5: `--auth-token ''` silently turned auth off.
+    #[test]
+    fn empty_or_unsendable_tokens_are_refused() {
+        for empty in ["", " ", "\t\n"] {
+            let e = validated(with_token(empty)).unwrap_err();
+            assert!(matches!(e, ConfigError::EmptyAuthToken), "{empty:?}: {e}");
+            assert!(e.to_string().starts_with("--auth-token"), "{e}");
+        }
+        for bad in ["a\nb", "tök", " padded", "padded "] {
+            let e = validated(with_token(bad)).unwrap_err();
+            assert!(
+                matches!(e, ConfigError::UnsendableAuthToken { .. }),
+                "{bad:?}: {e}"
+            );
+        }
+        let ok = validated(with_token("s3cret-Token_1.2~+/=")).unwrap();
+        assert_eq!(ok.auth_token.as_deref(), Some("s3cret-Token_1.2~+/="));
+        assert!(
+            validated(ServerConfig::default())
+                .unwrap()
+                .auth_token
+                .is_none()
+        );
+    }
+
+    fn token_file(contents: &[u8]) -> (PathBuf, ServerConfig) {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("emergo-token-{}-{n}", std::process::id()));
+        std::fs::write(&path, contents).unwrap();
+        let config = ServerConfig {
+            auth_token_file: Some(path.clone()),
+            ..ServerConfig::default()
+        };
+        (path, config)
+    }
+
+    #[test]
+    fn token_files_are_read_trimmed_and_checked() {
+        let (path, config) = token_file(b"  s3cret\n");
+        let mut config = validated(config).unwrap();
+        assert_eq!(config.auth_token.as_deref(), Some("s3cret"));
+        assert_eq!(config.auth_token_file, None);
+        // Validating again changes nothing (server::run validates what the binary validated).
+        config.validate().unwrap();
+        assert_eq!(config.auth_token.as_deref(), Some("s3cret"));
+        std::fs::remove_file(path).unwrap();
+
+        let (path, config) = token_file(b" \n\t\n");
+        let e = validated(config).unwrap_err();
+        assert!(matches!(e, ConfigError::TokenFileEmpty { .. }), "{e}");
+        assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+        std::fs::remove_file(path).unwrap();
+
+        let (path, config) = token_file(&[b'x'; 5000]);
+        let e = validated(config).unwrap_err();
+        assert!(matches!(e, ConfigError::TokenFileTooLarge { .. }), "{e}");
+        std::fs::remove_file(path).unwrap();
+
+        let (path, config) = token_file(b"two\nlines\n");
+        let e = validated(config).unwrap_err();
+        assert!(
+            matches!(e, ConfigError::UnsendableTokenInFile { .. }),
+            "{e}"
+        );
+        std::fs::remove_file(path).unwrap();
+
+        let missing = ServerConfig {
+            auth_token_file: Some(PathBuf::from("/nonexistent/emergo-token")),
+            ..ServerConfig::default()
+        };
+        let e = validated(missing).unwrap_err();
+        assert!(matches!(e, ConfigError::TokenFileUnreadable { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("--auth-token-file /nonexistent/emergo-token: cannot read it"),
+            "{e}"
+        );
+
+        let both = ServerConfig {
+            auth_token: Some("a".into()),
+            auth_token_file: Some(PathBuf::from("/nonexistent")),
+            ..ServerConfig::default()
+        };
+        assert!(matches!(validated(both), Err(ConfigError::TwoTokens)));
+    }
+
+    #[test]
+    fn node_cap_and_log_format_are_checked() {
+        let tiny = ServerConfig {
+            max_nodes: 50,
+            ..ServerConfig::default()
+        };
+        assert!(matches!(
+            validated(tiny),
+            Err(ConfigError::TooFewNodes { nodes: 50 })
+        ));
+        let xml = ServerConfig {
+            log_format: "xml".into(),
+            ..ServerConfig::default()
+        };
+        assert!(matches!(validated(xml), Err(ConfigError::LogFormat(_))));
     }
 }

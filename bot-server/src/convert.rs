@@ -69,6 +69,7 @@ pub fn update(
             mean_depth: s.mean_depth,
             reused_visits: s.reused_visits,
             threads: threads as u32,
+            node_cap_reached: s.node_cap_reached,
         }),
         stop_reason: reason.unwrap_or(pb::StopReason::Unspecified) as i32,
         fen: fen.to_owned(),

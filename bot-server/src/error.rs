@@ -23,10 +23,12 @@ pub enum ServiceError {
         /// What is wrong with it.
         message: String,
     },
-    /// No search threads could be had (queue full or waited too long).
+    /// No search threads could be had: queue full or waited too long (RESOURCE_EXHAUSTED),
+    /// the client's deadline ended the wait (DEADLINE_EXCEEDED), or shutdown (UNAVAILABLE).
     #[error(transparent)]
     Busy(#[from] AdmissionError),
-    /// The client's deadline leaves no time to search.
+    /// The client's deadline leaves no time to search. Answered at once, so that the client
+    /// hears it from the server before its own timer fires.
     #[error("the deadline leaves {remaining_ms} ms, too little to search and answer")]
     DeadlineTooShort {
         /// Time left when the search would have started.
@@ -65,8 +67,11 @@ impl ServiceError {
             ServiceError::Busy(AdmissionError::Closed) | ServiceError::ShuttingDown => {
                 Code::Unavailable
             }
-            ServiceError::Busy(_) => Code::ResourceExhausted,
-            ServiceError::DeadlineTooShort { .. } => Code::DeadlineExceeded,
+            ServiceError::Busy(AdmissionError::OutOfTime { .. })
+            | ServiceError::DeadlineTooShort { .. } => Code::DeadlineExceeded,
+            ServiceError::Busy(
+                AdmissionError::QueueFull { .. } | AdmissionError::WaitedTooLong { .. },
+            ) => Code::ResourceExhausted,
             ServiceError::Internal(_) => Code::Internal,
         }
     }
@@ -104,5 +109,29 @@ mod tests {
         assert_eq!(status.message().chars().count(), MAX_MESSAGE_CHARS + 1);
         assert!(status.message().starts_with("position.fen: xxx"));
         assert!(status.message().ends_with('…'));
+    }
+
+    /// Issue 12 item 8: running out of the client's time is DEADLINE_EXCEEDED, with a message,
+    /// whether it happens before the search or while waiting for threads.
+    #[test]
+    fn deadline_errors_are_deadline_exceeded() {
+        for e in [
+            ServiceError::DeadlineTooShort { remaining_ms: 3 },
+            ServiceError::Busy(AdmissionError::OutOfTime { waited_ms: 20 }),
+        ] {
+            let status = Status::from(e);
+            assert_eq!(status.code(), Code::DeadlineExceeded);
+            assert!(
+                status.message().contains("deadline"),
+                "{}",
+                status.message()
+            );
+        }
+        let busy = ServiceError::Busy(AdmissionError::WaitedTooLong { waited_ms: 20 });
+        assert_eq!(busy.code(), Code::ResourceExhausted);
+        assert_eq!(
+            ServiceError::Busy(AdmissionError::Closed).code(),
+            Code::Unavailable
+        );
     }
 }

@@ -6,8 +6,11 @@
 //! - `POST /v1/Analyze`: Server-Sent Events, one `update` event per streamed update and a
 //!   `final` event, then the stream closes; an `error` event if the search fails midway.
 //!   Closing the connection cancels the search.
-//! - Errors: `{"code": "INVALID_ARGUMENT", "message": "..."}` with the matching HTTP status.
+//! - Errors: `{"code": "INVALID_ARGUMENT", "message": "..."}` with the matching HTTP status,
+//!   for every error of every layer (413, 405 and 415 included).
 //! - `GET /` and its assets: the web board (embedded in the binary).
+//! - The browser-facing policy ([`crate::http_policy`]): checked `Host`, same-origin unless
+//!   `--cors-origin` lists more, `Content-Type: application/json` on JSON calls.
 //!
 //! Every request goes through the gRPC service's own handlers ([`BotService`]), so validation,
 //! admission control, limits, metrics and tracing are shared: one engine, two doors. The
@@ -15,21 +18,27 @@
 //! `x-emergo-timeout-ms` header plays the role of the gRPC deadline.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use emergo_proto::v1 as pb;
 use emergo_proto::v1::emergo_bot_server::EmergoBot;
 use futures_util::stream::{Stream, StreamExt};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Serialize;
 use tonic::Code;
 
+use crate::config::ServerConfig;
+use crate::http_policy::{Policy, PolicyError, Refusal, check_json_content_type};
 use crate::server::{BearerAuth, MAX_REQUEST_BYTES};
 use crate::service::BotService;
 
@@ -38,6 +47,7 @@ use crate::service::BotService;
 pub struct Gateway {
     service: BotService,
     auth: BearerAuth,
+    policy: Arc<Policy>,
 }
 
 /// The error body: the gRPC code's name and the message.
@@ -67,22 +77,96 @@ pub fn http_status(code: Code) -> StatusCode {
     }
 }
 
-fn error_json(status: &tonic::Status) -> String {
+/// The gRPC code for an HTTP error status that no handler chose (axum's 405, a layer's 4xx),
+/// following grpc-gateway: 405 is UNIMPLEMENTED.
+fn grpc_code(status: StatusCode) -> Code {
+    match status {
+        StatusCode::UNAUTHORIZED => Code::Unauthenticated,
+        StatusCode::FORBIDDEN => Code::PermissionDenied,
+        StatusCode::NOT_FOUND => Code::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_IMPLEMENTED => Code::Unimplemented,
+        StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => Code::DeadlineExceeded,
+        StatusCode::TOO_MANY_REQUESTS => Code::ResourceExhausted,
+        StatusCode::SERVICE_UNAVAILABLE => Code::Unavailable,
+        s if s.is_client_error() => Code::InvalidArgument,
+        s if s.is_server_error() => Code::Internal,
+        _ => Code::Unknown,
+    }
+}
+
+fn error_json(code: Code, message: &str) -> String {
     serde_json::to_string(&ErrorBody {
-        code: crate::metrics::code_name(status.code()),
-        message: status.message(),
+        code: crate::metrics::code_name(code),
+        message,
     })
     .unwrap_or_default()
 }
 
+/// An error answer: the HTTP status, and the gRPC code and message of the JSON body. Every
+/// error the gateway sends has this shape, whichever layer refused the request.
+#[derive(Debug)]
+struct ApiError {
+    status: StatusCode,
+    code: Code,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: Code, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: crate::error::bounded_message(&message.into()),
+        }
+    }
+
+    /// The 413 answer, with INVALID_ARGUMENT rather than RESOURCE_EXHAUSTED: in this API the
+    /// latter is the retry-later answer of a busy server (429), and this body never succeeds.
+    fn too_large() -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Code::InvalidArgument,
+            format!("request body: larger than the limit of {MAX_REQUEST_BYTES} bytes"),
+        )
+    }
+}
+
+impl From<tonic::Status> for ApiError {
+    fn from(status: tonic::Status) -> ApiError {
+        ApiError {
+            status: http_status(status.code()),
+            code: status.code(),
+            message: status.message().to_owned(),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> ApiError {
+        let (status, code) = match refusal {
+            Refusal::Host(_) | Refusal::MissingHost | Refusal::Origin(_) => {
+                (StatusCode::FORBIDDEN, Code::PermissionDenied)
+            }
+            Refusal::ContentType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, Code::InvalidArgument),
+        };
+        ApiError::new(status, code, refusal.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            error_json(self.code, &self.message),
+        )
+            .into_response()
+    }
+}
+
 /// An error response for a gRPC status.
 fn error_response(status: tonic::Status) -> Response {
-    (
-        http_status(status.code()),
-        [(header::CONTENT_TYPE, "application/json")],
-        error_json(&status),
-    )
-        .into_response()
+    ApiError::from(status).into_response()
 }
 
 fn json_response<T: Serialize>(value: &T) -> Response {
@@ -94,28 +178,70 @@ fn json_response<T: Serialize>(value: &T) -> Response {
     }
 }
 
-impl Gateway {
-    /// A gateway over `service`, requiring `token` when given.
-    pub fn new(service: BotService, token: Option<&str>) -> Gateway {
-        Gateway {
-            service,
-            auth: BearerAuth::new(token),
+/// Reads a request body of at most [`MAX_REQUEST_BYTES`].
+async fn read_body(body: Body) -> Result<Bytes, ApiError> {
+    match Limited::new(body, MAX_REQUEST_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) => {
+            // The cause may sit under axum's and the limiter's wrappers.
+            let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*e);
+            while let Some(err) = cause {
+                if err.is::<LengthLimitError>() {
+                    return Err(ApiError::too_large());
+                }
+                if err.is::<tower_http::timeout::TimeoutError>() {
+                    return Err(ApiError::new(
+                        StatusCode::REQUEST_TIMEOUT,
+                        Code::DeadlineExceeded,
+                        "request body: stalled for longer than the server's body timeout",
+                    ));
+                }
+                cause = err.source();
+            }
+            Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                Code::InvalidArgument,
+                format!("request body: {e}"),
+            ))
         }
     }
+}
 
-    /// Checks auth, parses the JSON body, and builds the gRPC-style request (with the deadline
-    /// header translated).
-    fn request<T: serde::de::DeserializeOwned + Default>(
+impl Gateway {
+    /// A gateway over `service` for an HTTP listener on `local_addr`: the bearer token and the
+    /// browser policy ([`Policy`]) come from `config`. Fails on a `--cors-origin` or
+    /// `--allowed-host` value that does not parse.
+    pub fn new(
+        service: BotService,
+        config: &ServerConfig,
+        local_addr: SocketAddr,
+    ) -> Result<Gateway, PolicyError> {
+        Ok(Gateway {
+            service,
+            auth: BearerAuth::new(config.auth_token.as_deref()),
+            policy: Arc::new(Policy::new(config, local_addr)?),
+        })
+    }
+
+    /// Reads the body, checks its content type and the auth, parses the JSON, and builds the
+    /// gRPC-style request (with the deadline header translated). The body is read before its
+    /// `Content-Type` is judged because an empty body needs none, and only reading tells.
+    async fn request<T: serde::de::DeserializeOwned + Default>(
         &self,
         headers: &HeaderMap,
-        body: &Bytes,
-    ) -> Result<tonic::Request<T>, tonic::Status> {
+        body: Body,
+    ) -> Result<tonic::Request<T>, ApiError> {
+        let body = read_body(body).await?;
+        check_json_content_type(
+            headers.get(header::CONTENT_TYPE).map(HeaderValue::as_bytes),
+            body.is_empty(),
+        )?;
         self.auth
             .check(headers.get(header::AUTHORIZATION).map(|v| v.as_bytes()))?;
         let message: T = if body.iter().all(u8::is_ascii_whitespace) {
             T::default()
         } else {
-            serde_json::from_slice(body).map_err(|e| {
+            serde_json::from_slice(&body).map_err(|e| {
                 tonic::Status::invalid_argument(crate::error::bounded_message(&format!(
                     "request body: {e}"
                 )))
@@ -143,10 +269,10 @@ impl Gateway {
 
 macro_rules! unary {
     ($name:ident, $method:ident, $req:ty) => {
-        async fn $name(State(g): State<Gateway>, headers: HeaderMap, body: Bytes) -> Response {
-            let req = match g.request::<$req>(&headers, &body) {
+        async fn $name(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
+            let req = match g.request::<$req>(&headers, body).await {
                 Ok(r) => r,
-                Err(status) => return error_response(status),
+                Err(e) => return e.into_response(),
             };
             match g.service.$method(req).await {
                 Ok(resp) => json_response(resp.get_ref()),
@@ -173,18 +299,20 @@ fn sse_events(
                     Ok(json) => Event::default().event(kind).data(json),
                     Err(e) => Event::default()
                         .event("error")
-                        .data(error_json(&tonic::Status::internal(e.to_string()))),
+                        .data(error_json(Code::Internal, &e.to_string())),
                 }
             }
-            Err(status) => Event::default().event("error").data(error_json(&status)),
+            Err(status) => Event::default()
+                .event("error")
+                .data(error_json(status.code(), status.message())),
         })
     })
 }
 
-async fn analyze(State(g): State<Gateway>, headers: HeaderMap, body: Bytes) -> Response {
-    let req = match g.request::<pb::AnalyzeRequest>(&headers, &body) {
+async fn analyze(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
+    let req = match g.request::<pb::AnalyzeRequest>(&headers, body).await {
         Ok(r) => r,
-        Err(status) => return error_response(status),
+        Err(e) => return e.into_response(),
     };
     match g.service.analyze(req).await {
         // Dropping this response stream (the browser went away) drops the receiver, which the
@@ -213,28 +341,141 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-/// The gateway's routes.
+/// Refuses a request whose `Host` or `Origin` the policy does not accept, before anything runs.
+async fn guard(State(policy): State<Arc<Policy>>, req: Request, next: Next) -> Response {
+    // HTTP/2 carries the host as the URI's authority; HTTP/1.1 in the Host header.
+    let host = match req.uri().authority() {
+        Some(authority) => Some(authority.as_str().as_bytes()),
+        None => req.headers().get(header::HOST).map(HeaderValue::as_bytes),
+    };
+    let origin = req.headers().get(header::ORIGIN).map(HeaderValue::as_bytes);
+    let checked = policy
+        .check_host(host)
+        .and_then(|host| policy.check_origin(origin, host.as_ref()));
+    match checked {
+        Ok(()) => next.run(req).await,
+        Err(refusal) => ApiError::from(refusal).into_response(),
+    }
+}
+
+/// Answers 413 from the `Content-Length` header alone, so an oversized body is never read.
+async fn declared_length(req: Request, next: Next) -> Response {
+    if let Some(value) = req.headers().get(header::CONTENT_LENGTH) {
+        match value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
+            Some(n) if n > MAX_REQUEST_BYTES as u64 => {
+                return ApiError::too_large().into_response();
+            }
+            Some(_) => {}
+            None => {
+                return ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    Code::InvalidArgument,
+                    "Content-Length: expected a number of bytes",
+                )
+                .into_response();
+            }
+        }
+    }
+    next.run(req).await
+}
+
+/// The fallback of a route for the methods it does not serve: a 405 naming the ones it does
+/// (axum adds the `Allow` header).
+fn wrong_method(
+    allowed: &'static str,
+) -> impl Fn(Method, Uri) -> std::future::Ready<Response> + Clone + Send + Sync + 'static {
+    move |method, uri| {
+        std::future::ready(
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                Code::Unimplemented,
+                format!(
+                    "method {method} is not allowed on {}: use {allowed}",
+                    uri.path()
+                ),
+            )
+            .into_response(),
+        )
+    }
+}
+
+/// Turns any error answer that is not yet the JSON error body into one, so clients parse every
+/// error the same way. The handlers and the policy already answer in JSON; this is the safety
+/// net for whatever else a layer may answer.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_owned();
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let reason = status.canonical_reason().unwrap_or("request failed");
+    let error = ApiError::new(status, grpc_code(status), format!("{path}: {reason}"));
+    let (mut parts, _) = response.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, Body::from(error_json(error.code, &error.message)))
+}
+
+/// The gateway's routes, behind its policy. From the outside in: every error becomes the JSON
+/// body; Host and Origin are checked; CORS answers preflights from listed origins and marks
+/// their answers; an oversized `Content-Length` is refused; then the handlers (which check the
+/// content type and the auth).
 pub fn router(gateway: Gateway) -> Router {
-    Router::new()
+    let policy = gateway.policy.clone();
+    let mut app = Router::new()
         .route(
             "/",
-            get(|| async { asset("text/html; charset=utf-8", crate::web::INDEX_HTML) }),
+            get(|| async { asset("text/html; charset=utf-8", crate::web::INDEX_HTML) })
+                .fallback(wrong_method("GET")),
         )
         .route(
             "/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", crate::web::APP_JS) }),
+            get(|| async { asset("text/javascript; charset=utf-8", crate::web::APP_JS) })
+                .fallback(wrong_method("GET")),
         )
         .route(
             "/style.css",
-            get(|| async { asset("text/css; charset=utf-8", crate::web::STYLE_CSS) }),
+            get(|| async { asset("text/css; charset=utf-8", crate::web::STYLE_CSS) })
+                .fallback(wrong_method("GET")),
         )
-        .route("/v1/BestMove", post(best_move))
-        .route("/v1/Analyze", post(analyze))
-        .route("/v1/LegalMoves", post(legal_moves))
-        .route("/v1/ApplyMoves", post(apply_moves))
-        .route("/v1/ServerInfo", post(server_info).get(server_info))
+        .route(
+            "/v1/BestMove",
+            post(best_move).fallback(wrong_method("POST")),
+        )
+        .route("/v1/Analyze", post(analyze).fallback(wrong_method("POST")))
+        .route(
+            "/v1/LegalMoves",
+            post(legal_moves).fallback(wrong_method("POST")),
+        )
+        .route(
+            "/v1/ApplyMoves",
+            post(apply_moves).fallback(wrong_method("POST")),
+        )
+        .route(
+            "/v1/ServerInfo",
+            post(server_info)
+                .get(server_info)
+                .fallback(wrong_method("POST or GET")),
+        )
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+        .layer(from_fn(declared_length));
+    if let Some(cors) = policy.cors() {
+        app = app.layer(cors);
+    }
+    app.layer(from_fn_with_state(policy, guard))
+        .layer(from_fn(json_errors))
         .with_state(gateway)
 }
 
@@ -259,5 +500,13 @@ mod tests {
             StatusCode::SERVICE_UNAVAILABLE
         );
         assert_eq!(http_status(Code::Cancelled).as_u16(), 499);
+        assert_eq!(
+            grpc_code(StatusCode::METHOD_NOT_ALLOWED),
+            Code::Unimplemented
+        );
+        assert_eq!(
+            grpc_code(StatusCode::PAYLOAD_TOO_LARGE),
+            Code::InvalidArgument
+        );
     }
 }

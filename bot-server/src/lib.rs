@@ -24,6 +24,7 @@ pub mod error;
 pub mod games;
 pub mod http;
 pub mod http_policy;
+pub mod logging;
 pub mod metrics;
 pub mod net;
 pub mod players;

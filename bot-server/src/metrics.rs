@@ -75,17 +75,16 @@ pub fn handle() -> Option<PrometheusHandle> {
         .clone()
 }
 
-/// Serves `/metrics` on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener) -> std::io::Result<()> {
+/// The metrics port's routes: `/metrics` in the Prometheus text format.
+pub fn router() -> axum::Router {
     let handle = handle();
-    let app = axum::Router::new().route(
+    axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {
             let text = handle.as_ref().map(|h| h.render()).unwrap_or_default();
             async move { text }
         }),
-    );
-    axum::serve(listener, app).await
+    )
 }
 
 /// Binds the metrics address.

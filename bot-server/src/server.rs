@@ -1,5 +1,6 @@
 //! Assembling and running the server: the bot service behind optional bearer-token auth,
-//! health and reflection, graceful shutdown.
+//! health and reflection (v1 and v1alpha), the HTTP gateway and metrics ports, TLS, and a
+//! graceful shutdown bounded by the grace period. Connections are served by [`crate::net`].
 
 use std::future::Future;
 use std::sync::Arc;
@@ -7,11 +8,12 @@ use std::time::Duration;
 
 use emergo_proto::v1::emergo_bot_server::EmergoBotServer;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Status};
 
 use crate::config::ServerConfig;
+use crate::net::{self, Connections, ServeOptions};
 use crate::runner::Engine;
 use crate::service::BotService;
 
@@ -63,118 +65,156 @@ impl Interceptor for BearerAuth {
     }
 }
 
+/// The server could not start, or its shutdown had to cut clients off.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A flag value is unusable.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// Binding or reading an address failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The TLS certificate or key could not be loaded.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    /// The HTTP gateway's policy flags are unusable.
+    #[error(transparent)]
+    Gateway(Box<dyn std::error::Error + Send + Sync>),
+    /// Reflection could not be built from the descriptors.
+    #[error("reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// Connections still open when the shutdown grace ran out were dropped.
+    #[error("{0} connection(s) still open after the shutdown grace were dropped")]
+    GraceExceeded(usize),
+}
+
 /// Runs the gRPC server on `listener` (and the HTTP gateway and web board on `http`, if given)
 /// until `shutdown` completes, then shuts down gracefully: health turns NOT_SERVING, new
-/// requests are refused, running searches end with a final update whose stop reason is
-/// "shutdown", and the call returns once they are done.
+/// connections are refused, open ones are asked to finish (HTTP/2 GOAWAY), running searches
+/// end with a final update whose stop reason is "shutdown", and the call returns once they are
+/// done — or once the shutdown grace is over, cutting off clients that still hold requests
+/// open ([`ServeError::GraceExceeded`]).
 pub async fn run(
     listener: TcpListener,
     http: Option<TcpListener>,
-    config: ServerConfig,
+    mut config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<(), ServeError> {
+    config.validate()?;
     let engine = Arc::new(Engine::new(config));
     run_with_engine(listener, http, engine, shutdown).await
 }
 
-/// As [`run`], with an engine the caller keeps (tests inspect it).
+/// As [`run`], with an engine the caller keeps (tests inspect it). The engine's configuration
+/// must have been validated ([`ServerConfig::validate`]).
 pub async fn run_with_engine(
     listener: TcpListener,
     http: Option<TcpListener>,
     engine: Arc<Engine>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<(), ServeError> {
+    let config = &engine.config;
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<EmergoBotServer<BotService>>()
         .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(emergo_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let auth = BearerAuth::new(engine.config.auth_token.as_deref());
+    // Both reflection versions: grpcurl and grpcio-reflection clients still speak v1alpha.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(emergo_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
+    let auth = BearerAuth::new(config.auth_token.as_deref());
     let bot = EmergoBotServer::new(BotService::new(engine.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
+    let grpc_router = tonic::service::Routes::new(health_service)
+        .add_service(InterceptedService::new(reflection_v1, auth.clone()))
+        .add_service(InterceptedService::new(reflection_v1alpha, auth.clone()))
+        .add_service(InterceptedService::new(bot, auth))
+        .prepare()
+        .into_axum_router();
 
-    if let Some(addr) = engine.config.metrics_listen {
-        let metrics_listener = crate::metrics::bind(addr).await?;
-        tracing::info!(addr = %metrics_listener.local_addr()?, "metrics on /metrics");
-        tokio::spawn(async move {
-            if let Err(e) = crate::metrics::serve(metrics_listener).await {
-                tracing::warn!(error = %e, "metrics server stopped");
-            }
-        });
-    }
-
-    // One shutdown signal for both doors.
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut http_task = None;
-    if let Some(http) = http {
-        tracing::info!(addr = %http.local_addr()?, "serving the HTTP gateway and web board");
-        let gateway = crate::http::Gateway::new(
-            BotService::new(engine.clone()),
-            engine.config.auth_token.as_deref(),
-        );
-        let mut stop = stop_rx.clone();
-        http_task = Some(tokio::spawn(async move {
-            let app = crate::http::router(gateway);
-            let served = axum::serve(http, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
-                .await;
-            if let Err(e) = served {
-                tracing::warn!(error = %e, "HTTP gateway stopped");
-            }
-        }));
-    }
-
-    let stopping = engine.clone();
-    let reporter = health_reporter.clone();
-    let on_shutdown = async move {
-        shutdown.await;
-        tracing::info!("shutting down: refusing new work, stopping searches");
-        reporter
-            .set_not_serving::<EmergoBotServer<BotService>>()
-            .await;
-        reporter
-            .set_service_status("", tonic_health::ServingStatus::NotServing)
-            .await;
-        stopping.shutdown();
-        let _ = stop_tx.send(true);
-        stopping.drained(Duration::from_secs(10)).await;
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some(tokio_rustls::TlsAcceptor::from(
+            crate::tls::server_config(cert, key)?,
+        )),
+        _ => None,
     };
+    let connections = Connections::new(config.max_connections);
+    let grace = config.shutdown_grace();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut ports = Vec::new();
 
-    tracing::info!(addr = %listener.local_addr()?, "serving emergo.bot.v1");
-    tonic::transport::Server::builder()
-        .add_service(health_service)
-        .add_service(tonic::service::interceptor::InterceptedService::new(
-            reflection,
-            auth.clone(),
-        ))
-        .add_service(tonic::service::interceptor::InterceptedService::new(
-            bot, auth,
-        ))
-        .serve_with_incoming_shutdown(incoming(listener), on_shutdown)
-        .await?;
-    if let Some(task) = http_task {
-        let _ = task.await;
+    let mut grpc_options = ServeOptions::from_config("grpc", config);
+    grpc_options.http2_only = true;
+    grpc_options.tls = tls.clone();
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        tls = tls.is_some(),
+        max_connections = connections.cap(),
+        "serving emergo.bot.v1"
+    );
+    ports.push(net::spawn(
+        listener,
+        grpc_router,
+        grpc_options,
+        connections.clone(),
+        stop_rx.clone(),
+        grace,
+    ));
+
+    if let Some(http) = http {
+        let local = http.local_addr()?;
+        tracing::info!(addr = %local, tls = tls.is_some(), "serving the HTTP gateway and web board");
+        let gateway = crate::http::Gateway::new(BotService::new(engine.clone()), config, local)
+            .map_err(|e| ServeError::Gateway(e.into()))?;
+        let mut options = ServeOptions::from_config("http", config);
+        options.tls = tls.clone();
+        ports.push(net::spawn(
+            http,
+            crate::http::router(gateway),
+            options,
+            connections.clone(),
+            stop_rx.clone(),
+            grace,
+        ));
     }
-    engine.games.clear();
-    Ok(())
-}
 
-/// Accepted connections with Nagle's algorithm off: replies are small writes (headers, message,
-/// trailers), and with Nagle on, each reply waits out the peer's delayed ACK (about 40 ms).
-fn incoming(
-    listener: TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt;
-    TcpListenerStream::new(listener).map(|conn| {
-        let conn = conn?;
-        conn.set_nodelay(true)?;
-        Ok(conn)
-    })
+    if let Some(addr) = config.metrics_listen {
+        let metrics_listener = TcpListener::bind(addr).await?;
+        tracing::info!(addr = %metrics_listener.local_addr()?, "metrics on /metrics");
+        ports.push(net::spawn(
+            metrics_listener,
+            crate::metrics::router(),
+            ServeOptions::from_config("metrics", config),
+            connections.clone(),
+            stop_rx.clone(),
+            grace,
+        ));
+    }
+
+    shutdown.await;
+    tracing::info!("shutting down: refusing new work, stopping searches");
+    health_reporter
+        .set_not_serving::<EmergoBotServer<BotService>>()
+        .await;
+    health_reporter
+        .set_service_status("", tonic_health::ServingStatus::NotServing)
+        .await;
+    engine.shutdown();
+    let _ = stop_tx.send(true);
+    let mut cut = 0;
+    for port in ports {
+        cut += port.await;
+    }
+    engine.drained(Duration::from_secs(10)).await;
+    engine.games.clear();
+    if cut > 0 {
+        return Err(ServeError::GraceExceeded(cut));
+    }
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM.

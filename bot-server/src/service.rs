@@ -12,6 +12,7 @@ use tracing::Instrument;
 
 use crate::convert;
 use crate::error::ServiceError;
+use crate::logging::LogSafe;
 use crate::request::{self, SearchJob, parse_position};
 use crate::runner::{Engine, UpdateResult};
 
@@ -67,7 +68,8 @@ fn deadline_of<T>(req: &Request<T>) -> Option<Instant> {
     request::grpc_timeout(req.metadata()).and_then(|d| Instant::now().checked_add(d))
 }
 
-/// Records the RPC's outcome in the metrics and the log.
+/// Records the RPC's outcome in the metrics and the log. Error messages can quote the client's
+/// input, so they are logged escaped ([`LogSafe`]).
 fn finish<T>(rpc: &'static str, started: Instant, r: Result<T, ServiceError>) -> Result<T, Status> {
     let code = r.as_ref().map_or_else(|e| e.code(), |_| tonic::Code::Ok);
     crate::metrics::request(rpc, code, started.elapsed());
@@ -77,15 +79,21 @@ fn finish<T>(rpc: &'static str, started: Instant, r: Result<T, ServiceError>) ->
             elapsed_ms = started.elapsed().as_millis() as u64,
             "done"
         ),
-        Err(e) => tracing::info!(code = crate::metrics::code_name(code), error = %e, "refused"),
+        Err(e) => tracing::info!(
+            code = crate::metrics::code_name(code),
+            error = %LogSafe(e),
+            "refused"
+        ),
     }
     r.map_err(Status::from)
 }
 
+/// The span of one request. The game id is the client's (up to 128 bytes of anything), so it is
+/// logged escaped: a newline in it must not start a forged log line (issue 12 item 7).
 fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    tracing::info_span!("request", rpc, request_id = id, game_id = %game_id)
+    tracing::info_span!("request", rpc, request_id = id, game_id = %LogSafe(game_id))
 }
 
 #[tonic::async_trait]
@@ -118,8 +126,17 @@ impl EmergoBot for BotService {
             async move {
                 let result = engine.search(job, deadline, Some(tx.clone())).await;
                 let item = finish("Analyze", started, result);
-                // The client may be gone; then there is nobody to tell.
-                let _ = tx.send(item).await;
+                // The client may be gone; then there is nobody to tell. A client that stopped
+                // reading holds the send up; past its deadline nobody waits for the answer, so
+                // neither does this task.
+                match deadline {
+                    Some(d) => {
+                        let _ = tokio::time::timeout_at(d.into(), tx.send(item)).await;
+                    }
+                    None => {
+                        let _ = tx.send(item).await;
+                    }
+                }
             }
             .instrument(span),
         );

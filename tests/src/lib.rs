@@ -114,3 +114,44 @@ impl TestServer {
 
 /// The initial position's FEN.
 pub const INITIAL: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+
+/// A free loopback port (bound, then released for a child process to take).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// The Python interpreter of a virtual environment with `grpcio` and `grpcio-tools`, set up
+/// under `target/python-venv` on first use (from PyPI) and shared by the Python client tests.
+pub fn python_venv() -> PathBuf {
+    let venv = workspace_root().join("target/python-venv");
+    let python = venv.join("bin/python");
+    let ready = |py: &std::path::Path| {
+        Command::new(py)
+            .args(["-c", "import grpc, grpc_tools"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !python.exists() {
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("run python3");
+        assert!(
+            ok.success(),
+            "python3 -m venv failed (Debian: apt-get install python3-venv)"
+        );
+    }
+    if !ready(&python) {
+        let ok = Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", "grpcio", "grpcio-tools"])
+            .status()
+            .expect("run pip");
+        assert!(ok.success(), "pip install grpcio grpcio-tools failed");
+    }
+    python
+}

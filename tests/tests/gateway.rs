@@ -145,6 +145,7 @@ async fn errors_carry_the_grpc_code_and_http_status() {
     );
     let r = reqwest::Client::new()
         .post(format!("{}/v1/LegalMoves", server.http_url))
+        .header("content-type", "application/json")
         .body("{not json")
         .send()
         .await

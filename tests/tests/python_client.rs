@@ -3,43 +3,10 @@
 //! The test sets up its own virtual environment under `target/` (from PyPI, once) and runs
 //! `tests/python/client.py` against the real `bot-server` binary started as a child process.
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use emergo_tests::{binary, workspace_root};
-
-fn python_env() -> PathBuf {
-    let venv = workspace_root().join("target/python-venv");
-    let python = venv.join("bin/python");
-    let ready = |py: &Path| {
-        Command::new(py)
-            .args(["-c", "import grpc, grpc_tools"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !python.exists() {
-        let ok = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .unwrap();
-        assert!(
-            ok.success(),
-            "python3 -m venv failed (Debian: apt-get install python3-venv)"
-        );
-    }
-    if !ready(&python) {
-        let ok = Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", "grpcio", "grpcio-tools"])
-            .status()
-            .unwrap();
-        assert!(ok.success(), "pip install grpcio grpcio-tools failed");
-    }
-    python
-}
+use emergo_tests::{binary, free_port, python_venv, workspace_root};
 
 struct Server(Child);
 
@@ -50,17 +17,9 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[test]
 fn python_grpcio_client() {
-    let python = python_env();
+    let python = python_venv();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let _server = Server(

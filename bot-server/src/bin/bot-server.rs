@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use emergo_bot_server::config::ServerConfig;
-use tracing_subscriber::EnvFilter;
+use emergo_bot_server::logging::{self, LogFormat};
 
 #[derive(Parser)]
 #[command(
@@ -19,12 +19,15 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
+    let mut cli = Cli::parse();
+    // Before anything else: a bad flag (an empty auth token, an unreadable token file) must
+    // stop the server before it listens, with the same exit code clap uses for bad flags.
+    if let Err(e) = cli.config.validate() {
+        eprintln!("bot-server: {e}");
+        return ExitCode::from(2);
+    }
+    // validate() accepted the name, so this always matches.
+    logging::init(LogFormat::parse(&cli.config.log_format).unwrap_or(LogFormat::Text));
     let listener = match tokio::net::TcpListener::bind(cli.config.listen).await {
         Ok(l) => l,
         Err(e) => {
@@ -46,9 +49,10 @@ async fn main() -> ExitCode {
             }
         }
     };
-    // The first signal starts a graceful shutdown; a watchdog then ends the process on a second
-    // signal, or when the grace period is over while clients still hold requests open.
-    let grace = cli.config.shutdown_grace();
+    // The first signal starts a graceful shutdown, which the server itself bounds by the grace
+    // period (dropping connections still open then). A watchdog ends the process on a second
+    // signal, or, as a backstop, shortly after the grace period if something still holds on.
+    let grace = cli.config.shutdown_grace() + std::time::Duration::from_secs(5);
     let (first_signal, shutdown) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         emergo_bot_server::server::shutdown_signal().await;
@@ -60,7 +64,7 @@ async fn main() -> ExitCode {
             }
             _ = tokio::time::sleep(grace) => {
                 eprintln!(
-                    "bot-server: still not drained after the {} ms shutdown grace, dropping connections",
+                    "bot-server: still not stopped {} ms after the shutdown signal, exiting",
                     grace.as_millis()
                 );
                 1

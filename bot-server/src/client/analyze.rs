@@ -388,10 +388,15 @@ pub fn update_text(
     let st = update.stats.as_ref().unwrap_or(&default_stats);
     let _ = writeln!(
         out,
-        "playouts {} ({}/s), nodes {}, depth {} (mean {:.1})\nelapsed {:.2} s, threads {}, reused visits {}",
+        "playouts {} ({}/s), nodes {}{}, depth {} (mean {:.1})\nelapsed {:.2} s, threads {}, reused visits {}",
         grouped(st.playouts),
         grouped(st.playouts_per_second.max(0.0).round() as u64),
         grouped(st.nodes),
+        if st.node_cap_reached {
+            " (tree full: the server's node cap)"
+        } else {
+            ""
+        },
         st.max_depth,
         st.mean_depth,
         st.elapsed_ms as f64 / 1000.0,
@@ -464,6 +469,7 @@ pub fn update_json(update: &pb::AnalysisUpdate) -> Value {
             "mean_depth": st.mean_depth,
             "reused_visits": st.reused_visits,
             "threads": st.threads,
+            "node_cap_reached": st.node_cap_reached,
         },
         "stop_reason": update.stop_reason().as_str_name(),
         "fen": update.fen,
@@ -572,6 +578,15 @@ mod tests {
         assert_eq!(j["moves"][1]["proof"], "PROOF_STATUS_WIN");
         assert_eq!(j["moves"][0]["value"], 0.54);
         assert_eq!(j["stats"]["playouts"], 1_234_567);
+        assert_eq!(j["stats"]["node_cap_reached"], false);
+        assert!(!t.contains("tree full"), "{t}");
+        let mut full = sample(true);
+        if let Some(stats) = full.stats.as_mut() {
+            stats.node_cap_reached = true;
+        }
+        let t = update_text(&full, 8, false, None);
+        assert!(t.contains("(tree full: the server's node cap)"), "{t}");
+        assert_eq!(update_json(&full)["stats"]["node_cap_reached"], true);
     }
 
     #[test]

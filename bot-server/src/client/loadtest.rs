@@ -587,36 +587,12 @@ async fn connect_all(args: &ConnectArgs, clients: usize) -> Result<Vec<Client>, 
     }
     let mut connected: Vec<(usize, Client)> = Vec::with_capacity(clients);
     while let Some(joined) = set.join_next().await {
-        let client = joined
-            .map_err(|e| ClientError::Invalid(format!("connecting task failed: {e}")))?
-            .map_err(explain)?;
+        let client =
+            joined.map_err(|e| ClientError::Invalid(format!("connecting task failed: {e}")))??;
         connected.push(client);
     }
     connected.sort_by_key(|(i, _)| *i);
     Ok(connected.into_iter().map(|(_, c)| c).collect())
-}
-
-/// tonic's transport error reads just "transport error"; the cause (connection refused, no
-/// such host, TLS) is further down the source chain, and is what the user needs to see.
-fn explain(e: ClientError) -> ClientError {
-    match e {
-        ClientError::Connect { url, source } => {
-            let mut why = source.to_string();
-            let mut last = why.clone();
-            let mut cause = std::error::Error::source(&source);
-            while let Some(c) = cause {
-                // Layers often repeat their inner error's text; say each thing once.
-                let text = c.to_string();
-                if text != last {
-                    why += &format!(": {text}");
-                }
-                last = text;
-                cause = c.source();
-            }
-            ClientError::Invalid(format!("cannot connect to {url}: {why}"))
-        }
-        other => other,
-    }
 }
 
 fn progress_bar(total: u64, hidden: bool) -> ProgressBar {

@@ -1,9 +1,11 @@
 //! The `emergo` client subcommands that talk to a bot server (or to an in-process engine with
 //! `--local`): analyze, bestmove, play, loadtest, arena.
 //!
-//! This module holds what they share: connection flags, the bearer-token and game-affinity
-//! headers, and [`Backend`], which answers Analyze/BestMove either over gRPC or in-process with
-//! the very same engine the server runs, so every tool has one code path for both.
+//! This module holds what they share: connection flags and [`connect`], the one place that
+//! opens a connection (plaintext for `http://`, verified TLS for `https://`, anything else
+//! refused), the bearer-token and game-affinity headers, and [`Backend`], which answers
+//! Analyze/BestMove either over gRPC or in-process with the very same engine the server runs,
+//! so every tool has one code path for both.
 
 pub mod analyze;
 pub mod arena;
@@ -11,14 +13,16 @@ pub mod loadtest;
 pub mod play;
 pub mod record;
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use emergo_proto::v1 as pb;
 use emergo_proto::v1::emergo_bot_client::EmergoBotClient;
 use tokio::sync::mpsc;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Channel;
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Status};
 
 use crate::config::ServerConfig;
@@ -32,16 +36,19 @@ pub const GAME_HEADER: &str = "x-emergo-game";
 /// Errors of the client tools.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// Could not reach the server.
-    #[error("cannot connect to {url}: {source}")]
+    /// Could not reach the server. tonic's transport error reads just "transport error"; the
+    /// cause (connection refused, no such host, an untrusted certificate) is further down the
+    /// source chain and is what the user needs to see, so the message carries the whole chain.
+    #[error("cannot connect to {url}: {}", error_chain(.source))]
     Connect {
         /// The URL.
         url: String,
         /// Why.
         source: tonic::transport::Error,
     },
-    /// The server answered with an error status.
-    #[error("{}: {}", crate::metrics::code_name(.0.code()), .0.message())]
+    /// The server answered with an error status, or the call failed on the way (then the
+    /// transport's cause follows the message, as for [`ClientError::Connect`]).
+    #[error("{}", status_text(.0))]
     Rpc(#[from] Status),
     /// Bad flags or input.
     #[error("{0}")]
@@ -51,15 +58,160 @@ pub enum ClientError {
     Io(#[from] std::io::Error),
 }
 
+/// An error and its sources, each said once (layers often repeat their inner error's text).
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut last = text.clone();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if next != last && !last.ends_with(&next) {
+            text += &format!(": {next}");
+        }
+        last = next;
+        cause = c.source();
+    }
+    text
+}
+
+/// A status as `CODE: message`, with the cause of a call that failed in the transport (a
+/// plaintext client talking to a TLS port reads "UNKNOWN: transport error" without it).
+fn status_text(status: &Status) -> String {
+    let head = format!(
+        "{}: {}",
+        crate::metrics::code_name(status.code()),
+        status.message()
+    );
+    match std::error::Error::source(status) {
+        Some(cause) => {
+            let cause = error_chain(cause);
+            if head.ends_with(&cause) {
+                head
+            } else {
+                format!("{head}: {cause}")
+            }
+        }
+        None => head,
+    }
+}
+
 /// Flags for reaching a server.
 #[derive(Clone, Debug, Args)]
 pub struct ConnectArgs {
-    /// The bot server's URL.
+    /// The bot server's URL: `http://HOST:PORT` (plaintext) or `https://HOST:PORT` (TLS,
+    /// checked against the system's CA certificates and --ca-cert).
     #[arg(long, env = "EMERGO_SERVER", default_value = "http://127.0.0.1:50051")]
     pub server: String,
     /// Bearer token, if the server requires one.
     #[arg(long, env = "EMERGO_AUTH_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// PEM file of CA certificates to trust for an `https://` server besides the system's
+    /// (a private CA, or a self-signed server certificate).
+    #[arg(long, env = "EMERGO_CA_CERT", value_name = "PATH")]
+    pub ca_cert: Option<PathBuf>,
+}
+
+impl ConnectArgs {
+    /// Flags for `server` with no token and no extra CA.
+    pub fn new(server: impl Into<String>) -> ConnectArgs {
+        ConnectArgs {
+            server: server.into(),
+            token: None,
+            ca_cert: None,
+        }
+    }
+}
+
+/// Longest TLS handshake the client waits for: a server that accepts TCP connections but
+/// never answers the handshake must fail the tool, not hang it.
+pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Whether a server URL asks for TLS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// `http://`: plaintext HTTP/2.
+    Plaintext,
+    /// `https://`: HTTP/2 over TLS.
+    Tls,
+}
+
+/// Checks a server URL: `http://` or `https://` with a host. Anything else is refused here
+/// rather than left to the transport, which would speak plaintext to an unknown scheme.
+pub fn check_server_url(url: &str) -> Result<(http::Uri, Transport), String> {
+    let uri: http::Uri = url.parse().map_err(|e| format!("not a URL: {e}"))?;
+    let transport = match uri.scheme_str() {
+        Some("http") => Transport::Plaintext,
+        Some("https") => Transport::Tls,
+        Some(other) => {
+            return Err(format!(
+                "unsupported scheme {other:?}: use http://HOST:PORT (plaintext) or \
+                 https://HOST:PORT (TLS)"
+            ));
+        }
+        None => {
+            return Err(
+                "no scheme: use http://HOST:PORT (plaintext) or https://HOST:PORT (TLS)".to_owned(),
+            );
+        }
+    };
+    if uri.host().is_none_or(str::is_empty) {
+        return Err("no host in it".to_owned());
+    }
+    Ok((uri, transport))
+}
+
+/// The endpoint for `args.server`, with TLS set up for `https://`. Nothing is sent yet.
+pub fn endpoint(args: &ConnectArgs) -> Result<Endpoint, ClientError> {
+    let invalid = |why: String| ClientError::Invalid(format!("--server {:?}: {why}", args.server));
+    let (uri, transport) = check_server_url(&args.server).map_err(invalid)?;
+    let endpoint = Endpoint::from(uri.clone()).tcp_nodelay(true);
+    match transport {
+        // --ca-cert (perhaps from the environment) has nothing to do with plaintext: ignored,
+        // as curl ignores --cacert for http:// URLs.
+        Transport::Plaintext => Ok(endpoint),
+        Transport::Tls => tls_endpoint(endpoint, &uri, args),
+    }
+}
+
+/// TLS for an `https://` endpoint: the server's certificate must chain to a system CA or to
+/// one from `--ca-cert`, and name the URL's host.
+fn tls_endpoint(
+    endpoint: Endpoint,
+    uri: &http::Uri,
+    args: &ConnectArgs,
+) -> Result<Endpoint, ClientError> {
+    // An IPv6 host comes bracketed in a URL ("[::1]"); certificates name the bare address.
+    let host = uri.host().unwrap_or_default();
+    let domain = host.trim_start_matches('[').trim_end_matches(']');
+    let mut config = ClientTlsConfig::new()
+        .domain_name(domain)
+        .timeout(TLS_HANDSHAKE_TIMEOUT);
+    if let Some(path) = &args.ca_cert {
+        let roots = crate::tls::ca_roots(path)
+            .map_err(|e| ClientError::Invalid(format!("--ca-cert {e}")))?;
+        config = config.trust_anchors(roots);
+    }
+    // tonic refuses the whole configuration when the system has no CA certificates at all
+    // (a minimal container); with --ca-cert that is no reason to fail.
+    match endpoint
+        .clone()
+        .tls_config(config.clone().with_native_roots())
+    {
+        Ok(endpoint) => Ok(endpoint),
+        Err(_) if args.ca_cert.is_some() => endpoint.tls_config(config).map_err(|e| {
+            ClientError::Invalid(format!(
+                "--server {:?}: cannot set up TLS: {}",
+                args.server,
+                error_chain(&e)
+            ))
+        }),
+        Err(e) => Err(ClientError::Invalid(format!(
+            "--server {:?}: cannot set up TLS: {} (no CA certificates on this system? \
+             give the server's CA with --ca-cert)",
+            args.server,
+            error_chain(&e)
+        ))),
+    }
 }
 
 /// Adds `authorization: Bearer <token>` to every call when a token is set.
@@ -80,11 +232,9 @@ impl tonic::service::Interceptor for ClientAuth {
 /// A connected gRPC client with auth.
 pub type Client = EmergoBotClient<InterceptedService<Channel, ClientAuth>>;
 
-/// Connects to `args.server`.
+/// Connects to `args.server` ([`endpoint`]): every tool that talks to a server comes here.
 pub async fn connect(args: &ConnectArgs) -> Result<Client, ClientError> {
-    let channel = Channel::from_shared(args.server.clone())
-        .map_err(|e| ClientError::Invalid(format!("--server {:?}: {e}", args.server)))?
-        .tcp_nodelay(true)
+    let channel = endpoint(args)?
         .connect()
         .await
         .map_err(|source| ClientError::Connect {
@@ -268,5 +418,49 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("3h").is_err());
+    }
+
+    fn endpoint_error(server: &str, ca_cert: Option<&str>) -> String {
+        let mut args = ConnectArgs::new(server);
+        args.ca_cert = ca_cert.map(PathBuf::from);
+        match endpoint(&args) {
+            Ok(_) => panic!("{server} accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn schemes_decide_the_transport() {
+        assert!(endpoint(&ConnectArgs::new("http://127.0.0.1:50051")).is_ok());
+        assert!(endpoint(&ConnectArgs::new("http://[::1]:50051")).is_ok());
+        let e = endpoint_error("ftp://127.0.0.1:50051", None);
+        assert!(
+            e.contains("--server") && e.contains("unsupported scheme \"ftp\""),
+            "{e}"
+        );
+        let e = endpoint_error("127.0.0.1:50051", None);
+        assert!(e.contains("--server") && e.contains("no scheme"), "{e}");
+        let e = endpoint_error("unix:/tmp/socket", None);
+        assert!(e.contains("--server"), "{e}");
+        let e = endpoint_error("https://localhost:1", Some("/nonexistent/ca.pem"));
+        assert!(e.contains("--ca-cert /nonexistent/ca.pem"), "{e}");
+        // A plaintext URL ignores a CA file (it may come from the environment).
+        let mut args = ConnectArgs::new("http://127.0.0.1:50051");
+        args.ca_cert = Some("/nonexistent/ca.pem".into());
+        assert!(endpoint(&args).is_ok());
+    }
+
+    #[test]
+    fn https_with_a_private_ca() {
+        let ca = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let path =
+            std::env::temp_dir().join(format!("emergo-client-ca-{}.pem", std::process::id()));
+        std::fs::write(&path, ca.cert.pem()).unwrap();
+        let mut args = ConnectArgs::new("https://localhost:50051");
+        args.ca_cert = Some(path.clone());
+        assert!(endpoint(&args).is_ok());
+        args.server = "https://[::1]:50051".to_owned();
+        assert!(endpoint(&args).is_ok());
+        std::fs::remove_file(path).unwrap();
     }
 }

@@ -67,17 +67,15 @@ pub struct ServerEngine {
 }
 
 impl ServerEngine {
-    /// Connects to `url`: an unreachable server fails the arena before any game starts.
-    pub async fn connect(url: &str, token: Option<String>) -> Result<ServerEngine, ClientError> {
-        let args = ConnectArgs {
-            server: url.to_owned(),
-            token,
-        };
+    /// Connects to `args.server` (plaintext or TLS, as [`connect`] decides): an unreachable
+    /// server fails the arena before any game starts.
+    pub async fn connect(args: ConnectArgs) -> Result<ServerEngine, ClientError> {
         let client = tokio::time::timeout(CONNECT_TIMEOUT, connect(&args))
             .await
             .map_err(|_| {
                 ClientError::Invalid(format!(
-                    "cannot connect to {url}: no answer within {CONNECT_TIMEOUT:?}"
+                    "cannot connect to {}: no answer within {CONNECT_TIMEOUT:?}",
+                    args.server
                 ))
             })??;
         Ok(ServerEngine {

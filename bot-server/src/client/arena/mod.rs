@@ -36,7 +36,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::task::JoinSet;
 
-use super::{ClientError, parse_duration};
+use super::{ClientError, ConnectArgs, parse_duration};
 use engines::ServerEngine;
 use game::{Context, GameReport};
 use report::{Tally, game_json};
@@ -94,6 +94,10 @@ pub struct ArenaArgs {
     /// Bearer token for the server engines.
     #[arg(long, env = "EMERGO_AUTH_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// PEM file of CA certificates to trust for `https://` server engines besides the
+    /// system's (a private CA, or a self-signed server certificate).
+    #[arg(long, env = "EMERGO_CA_CERT", value_name = "PATH")]
+    pub ca_cert: Option<PathBuf>,
     /// Print only the final summary, as one JSON object, on stdout.
     #[arg(long)]
     pub json: bool,
@@ -198,9 +202,13 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
     for e in &engines {
         servers.push(match &e.kind {
             EngineKind::Server { url } => Some(Arc::new(
-                ServerEngine::connect(url, args.token.clone())
-                    .await
-                    .map_err(|err| invalid(format!("engine {:?}: {err}", e.text)))?,
+                ServerEngine::connect(ConnectArgs {
+                    server: url.clone(),
+                    token: args.token.clone(),
+                    ca_cert: args.ca_cert.clone(),
+                })
+                .await
+                .map_err(|err| invalid(format!("engine {:?}: {err}", e.text)))?,
             )),
             _ => None,
         });

@@ -228,7 +228,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
             } else {
                 format!("http://{url}")
             };
-            if let Err(e) = tonic::transport::Endpoint::from_shared(url.clone()) {
+            if let Err(e) = crate::client::check_server_url(&url) {
                 return Err(fail(format!("bad URL {url:?}: {e}")));
             }
             (
