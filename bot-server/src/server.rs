@@ -105,8 +105,8 @@ pub async fn run(
     run_with_engine(listener, http, engine, shutdown).await
 }
 
-/// As [`run`], with an engine the caller keeps (tests inspect it). The engine's configuration
-/// must have been validated ([`ServerConfig::validate`]).
+/// As [`run`], with an engine the caller keeps (tests inspect it). Refuses a configuration that
+/// [`ServerConfig::validate`] refuses.
 pub async fn run_with_engine(
     listener: TcpListener,
     http: Option<TcpListener>,
@@ -114,6 +114,9 @@ pub async fn run_with_engine(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let config = &engine.config;
+    // The one gate for flag values: an engine built without `run` (tests, embedders) must not
+    // serve with an empty token, which would mean no auth at all.
+    config.clone().validate()?;
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<EmergoBotServer<BotService>>()

@@ -4,7 +4,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use emergo_proto::v1 as pb;
-use emergo_tests::{INITIAL, binary};
+use emergo_tests::{INITIAL, binary, free_port};
 
 /// A plain HTTP/1.1 GET (enough for the metrics endpoint).
 fn http_get(port: u16, path: &str) -> String {
@@ -130,15 +130,6 @@ async fn sigterm_finishes_searches_then_exits() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Starts `bot-server` with `extra` flags; returns it and its HTTP port once that port answers.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use emergo_bot_server::config::ServerConfig;
 use emergo_proto::v1 as pb;
 use emergo_proto::v1::emergo_bot_client::EmergoBotClient;
-use emergo_tests::{INITIAL, TestServer, binary};
+use emergo_tests::{INITIAL, TestServer, binary, free_port};
 use tonic::Code;
 use tonic::transport::Channel;
 
@@ -21,15 +21,6 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 
 /// A game id that would forge a log line and colour the terminal if logged raw.
 const EVIL_ID: &str = "g1\n2030-01-01T00:00:00.000000Z  INFO forged: \u{1b}[31mred\u{1b}[0m";
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Runs `bot-server` with `args` and the environment `env`, expecting it to refuse to start:
 /// returns its exit code and stderr.
