@@ -155,3 +155,32 @@ pub fn python_venv() -> PathBuf {
     }
     python
 }
+
+/// Runs `command` — a `bot-server` expected to refuse its flags — to its end: returns its exit
+/// status and what it wrote to stderr. Fails the test if it is still running after 20 s (it
+/// started serving instead of refusing).
+pub fn run_to_refusal(command: &mut Command) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("{command:?} started instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = pipe.read_to_string(&mut stderr);
+    }
+    (status, stderr)
+}

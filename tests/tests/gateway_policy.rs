@@ -3,11 +3,11 @@
 //! checked against DNS rebinding; every error (413 from `Content-Length` alone, 405, 415, 403)
 //! is the JSON error body; bad flag values stop the server at start-up.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use emergo_bot_server::config::ServerConfig;
-use emergo_tests::{INITIAL, TestServer, binary, workspace_root};
+use emergo_tests::{INITIAL, TestServer, binary, run_to_refusal, workspace_root};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -483,26 +483,11 @@ fn bad_policy_flags_stop_the_server_at_start_up() {
         ("--cors-origin", "https://board.example.org/app"),
         ("--allowed-host", "bad host"),
     ] {
-        let mut child = Command::new(binary("bot-server"))
-            .args(["--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"])
-            .args([flag, value])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                panic!("bot-server {flag} {value:?} is still running");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        let (status, stderr) = run_to_refusal(
+            Command::new(binary("bot-server"))
+                .args(["--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"])
+                .args([flag, value]),
+        );
         assert!(!status.success(), "{flag} {value:?}");
         assert!(
             stderr.contains(&format!("{flag} {value:?}")),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use emergo_bot_server::config::ServerConfig;
 use emergo_proto::v1 as pb;
 use emergo_proto::v1::emergo_bot_client::EmergoBotClient;
-use emergo_tests::{INITIAL, TestServer, binary, free_port};
+use emergo_tests::{INITIAL, TestServer, binary, free_port, run_to_refusal};
 use tonic::Code;
 use tonic::transport::Channel;
 
@@ -25,34 +25,14 @@ const EVIL_ID: &str = "g1\n2030-01-01T00:00:00.000000Z  INFO forged: \u{1b}[31mr
 /// Runs `bot-server` with `args` and the environment `env`, expecting it to refuse to start:
 /// returns its exit code and stderr.
 fn refused_start(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let mut child = Command::new(binary("bot-server"))
-        .args(["--listen", "127.0.0.1:0", "--no-http"])
-        .args(args)
-        .env_remove("EMERGO_AUTH_TOKEN")
-        .env_remove("EMERGO_AUTH_TOKEN_FILE")
-        .envs(env.iter().copied())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("bot-server {args:?} started instead of refusing");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (status, stderr) = run_to_refusal(
+        Command::new(binary("bot-server"))
+            .args(["--listen", "127.0.0.1:0", "--no-http"])
+            .args(args)
+            .env_remove("EMERGO_AUTH_TOKEN")
+            .env_remove("EMERGO_AUTH_TOKEN_FILE")
+            .envs(env.iter().copied()),
+    );
     (status.code(), stderr)
 }
 
