@@ -126,4 +126,4 @@ pub use handle::SearchHandle;
 pub use limits::StopReason;
 pub use params::{SearchParams, Selection};
 pub use search::Search;
-pub use snapshot::{MoveStats, Proven, Snapshot};
+pub use snapshot::{Contention, MoveStats, Proven, Snapshot};

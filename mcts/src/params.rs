@@ -39,10 +39,20 @@ pub struct SearchParams {
     /// 2,000,000 (see [`Search::bytes_per_node`](crate::Search::bytes_per_node) for the memory
     /// this means).
     pub max_nodes: usize,
-    /// What happens when the tree is full. `false` (default): the search goes on, running
-    /// playouts from the leaves it reaches without expanding them, and only reports
-    /// [`Snapshot::node_cap_reached`](crate::Snapshot::node_cap_reached). `true`: it stops with
-    /// [`StopReason::NodeCap`](crate::StopReason::NodeCap).
+    /// Memory the tree may hold, in bytes (nodes and edges, allocated in chunks), at all times,
+    /// also while it is being reclaimed: the tree grows to 3/4 of it, and reclaiming copies what
+    /// it keeps (at most a third of the tree) into the last quarter before the old tree is
+    /// freed. Default 256 MiB.
+    pub max_tree_bytes: usize,
+    /// What happens when the tree is full (node cap or memory): with `reclaim` on (default)
+    /// the search pauses its threads, drops the least-visited subtrees (keeping at most a third
+    /// of the tree: the best lines, the solver's proofs) and goes on growing; see
+    /// [`Snapshot::reclaims`](crate::Snapshot::reclaims).
+    pub reclaim: bool,
+    /// What happens when the tree is full and `reclaim` is off. `false` (default): the search
+    /// goes on, running playouts from the leaves it reaches without expanding them, and only
+    /// reports [`Snapshot::node_cap_reached`](crate::Snapshot::node_cap_reached). `true`: it
+    /// stops with [`StopReason::NodeCap`](crate::StopReason::NodeCap) (also with `reclaim` on).
     pub stop_at_node_cap: bool,
     /// Maximum length of each principal variation (including its first move; at least 1).
     /// Default 16.
@@ -102,6 +112,8 @@ impl Default for SearchParams {
             max_time: None,
             max_playouts: None,
             max_nodes: 2_000_000,
+            max_tree_bytes: 256 << 20,
+            reclaim: true,
             stop_at_node_cap: false,
             pv_len: 16,
             multi_pv: 1,

@@ -164,6 +164,16 @@ impl<G: Game> Search<G> {
         std::mem::size_of::<Node<G::Move>>()
     }
 
+    /// Memory per edge (a legal move of an expanded node) in bytes.
+    pub fn bytes_per_edge() -> usize {
+        0
+    }
+
+    /// Bytes the tree holds now (see [`SearchParams::max_tree_bytes`]).
+    pub fn memory_bytes(&self) -> usize {
+        self.core.tree.len() * Self::bytes_per_node()
+    }
+
     /// Number of nodes in the tree, root included.
     pub fn node_count(&self) -> usize {
         self.core.tree.len()

@@ -85,6 +85,19 @@ pub struct MoveStats<M> {
     pub pv: Vec<M>,
 }
 
+/// How often search threads got in each other's way (all threads of one search together).
+/// With one thread every counter stays 0; growing counters per playout as threads are added
+/// predict how far the search scales.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Contention {
+    /// Compare-exchanges lost to another thread (expansions and node creations raced for).
+    pub cas_failures: u64,
+    /// Times a thread waited for another to finish expanding a node or creating a child.
+    pub expansion_waits: u64,
+    /// Descents into a child another thread was already exploring (virtual loss in effect).
+    pub virtual_loss_collisions: u64,
+}
+
 /// A view of the search: final when taken after the threads stopped, approximate (but never
 /// inconsistent in a harmful way) while they run.
 #[derive(Clone, PartialEq, Debug)]
@@ -117,6 +130,14 @@ pub struct Snapshot<M> {
     pub stop_reason: Option<StopReason>,
     /// Whether the tree ran out of room ([`SearchParams::max_nodes`](crate::SearchParams::max_nodes)).
     pub node_cap_reached: bool,
+    /// Bytes the tree holds (allocated chunks of nodes and edges).
+    pub tree_bytes: usize,
+    /// How many times this search reclaimed its full tree ([`SearchParams::reclaim`](crate::SearchParams::reclaim)).
+    pub reclaims: u32,
+    /// Nodes dropped by those reclaims.
+    pub nodes_reclaimed: u64,
+    /// Contention between the search threads in this search.
+    pub contention: Contention,
     /// Visits the root already had when this search started (tree reuse, or an earlier run).
     pub reused_visits: u64,
     /// Visits of the root: `reused_visits + playouts`.
@@ -199,6 +220,10 @@ pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
             ctl.reason()
         },
         node_cap_reached: tree.cap_reached(),
+        tree_bytes: tree.len() * std::mem::size_of::<crate::node::Node<G::Move>>(),
+        reclaims: 0,
+        nodes_reclaimed: 0,
+        contention: Contention::default(),
         reused_visits: ctl.reused_visits(),
         root_visits: root_stats.visits,
     }
