@@ -96,13 +96,17 @@ pub struct Playout {
 ///
 /// Players need not alternate: the search asks [`to_move`](Game::to_move) at every node.
 pub trait Game: Clone + Send + Sync + 'static {
-    /// A move. Kept by value in every tree node, so small is better.
+    /// A move. Not stored in the tree (edges follow [`Game::legal_moves`]' order), so its size
+    /// does not matter to memory.
     type Move: Copy + Eq + Hash + Debug + Send + Sync + 'static;
 
     /// The player to move in this state (unspecified once the game is over).
     fn to_move(&self) -> Player;
 
-    /// Clears `out` and fills it with the legal moves; empty iff the game is over.
+    /// Clears `out` and fills it with the legal moves; empty iff the game is over. Must list
+    /// the moves of a state in the same order every time it is called (the tree stores a
+    /// move as its position in this list). Called at every expanded node a descent passes, so
+    /// it should be fast.
     fn legal_moves(&self, out: &mut Vec<Self::Move>);
 
     /// Plays `mv`, which must be legal in this state.

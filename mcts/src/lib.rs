@@ -15,10 +15,12 @@
 //! * After a move is played, [`Search::advance`] keeps the subtree under it for the next search.
 //!
 //! All values are scores in `[0, 1]` (1 = win, 0.5 = draw, 0 = loss) from the point of view of
-//! the player concerned. The tree lives in a preallocated-by-chunks arena of compact nodes
-//! ([`Search::bytes_per_node`]) whose statistics are atomics: threads share it without a lock on
-//! the hot path, spread out with virtual loss, and never exceed
-//! [`SearchParams::max_nodes`].
+//! the player concerned. The tree lives in arenas allocated by chunks: 8-byte edges, one per
+//! legal move of an expanded node, and 32-byte nodes, one per *visited* move
+//! ([`Search::bytes_per_edge`], [`Search::bytes_per_node`]), whose statistics are atomics:
+//! threads share them without a lock on the hot path, spread out with virtual loss, and never
+//! exceed [`SearchParams::max_tree_bytes`] nor [`SearchParams::max_nodes`]. A full tree is
+//! reclaimed (its least visited subtrees dropped) and goes on growing.
 //!
 //! # Example
 //!
@@ -89,14 +91,23 @@
 //! * **Knowledge** (all optional, see [`Game`]): a static evaluation that cuts playouts after
 //!   [`SearchParams::playout_cutoff`] plies or replaces them; move priors (PUCT, or progressive
 //!   bias under UCT); static move values that seed first-play values and implicit minimax
-//!   backups ([`SearchParams::minimax_weight`]). Priors and minimax values are stored as 16-bit
-//!   fixed point in what was padding, so nodes did not grow.
+//!   backups ([`SearchParams::minimax_weight`]). Priors and static values are stored as 16-bit
+//!   fixed point in the edge, beside the child's node index.
 //! * **Expansion**: a leaf gets `expand_threshold` playouts of its own (default 1) before its
-//!   children are allocated, in one contiguous block; the thread that wins the race expands,
-//!   the others wait for it, so statistics stay exact under any number of threads.
+//!   edges are allocated, in one contiguous block; the thread that wins the race expands, the
+//!   others wait for it, so statistics stay exact under any number of threads. A child's node
+//!   is created on its first visit (one compare-exchange on the edge). Moves are not stored:
+//!   edges follow the order of [`Game::legal_moves`], which must therefore list the moves of a
+//!   position in the same order every time.
+//! * **Memory**: an expansion costs 8 bytes per legal move and a playout one 32-byte node, so a
+//!   game with a dozen moves per position uses ~130 bytes per playout (a node per legal move
+//!   cost ~580). When the tree reaches its limit, the threads pause between iterations and one
+//!   copies the most visited part (at most a third of the tree: the best lines, every proof)
+//!   into a fresh tree ([`SearchParams::reclaim`], [`Snapshot::reclaims`]); the limit holds
+//!   the copy too.
 //! * **Solver**: MCTS-Solver with score bounds (proven win, loss, draw, and "at least / at most
 //!   a draw"), which proves draws without solving every alternative exactly.
-//! * **Limits**: time, exact playout count, node cap (keep searching from leaves, or stop), stop
+//! * **Limits**: time, exact playout count, full tree (reclaim, keep searching from leaves, or stop), stop
 //!   flag, smart pruning, solved root, single legal move, finished root.
 //! * **Determinism**: with one thread, a seed and no time limit, a search is reproducible.
 //!
@@ -114,6 +125,7 @@ mod handle;
 mod limits;
 mod node;
 mod params;
+mod reclaim;
 mod search;
 mod select;
 mod snapshot;

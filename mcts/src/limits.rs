@@ -8,6 +8,8 @@ use crate::game::Game;
 use crate::node::Expansion;
 use crate::search::Core;
 use crate::select::{ChildView, best_first};
+use crate::snapshot::Contention;
+use crate::tree::Tree;
 
 /// Why a search stopped.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -93,6 +95,13 @@ pub(crate) struct Control {
     depth_count: AtomicU64,
     /// Deepest playout start, flushed in batches.
     max_depth: AtomicU32,
+    /// Contention counters ([`Contention`]'s fields in order), flushed in batches.
+    contention: [AtomicU64; 3],
+    /// Reclaims done and nodes they dropped.
+    reclaims: AtomicU32,
+    nodes_reclaimed: AtomicU64,
+    /// Whether the tree was full at some point of the run (before a reclaim, say).
+    tree_full: AtomicBool,
 }
 
 impl Control {
@@ -112,7 +121,60 @@ impl Control {
             depth_sum: AtomicU64::new(0),
             depth_count: AtomicU64::new(0),
             max_depth: AtomicU32::new(0),
+            contention: Default::default(),
+            reclaims: AtomicU32::new(0),
+            nodes_reclaimed: AtomicU64::new(0),
+            tree_full: AtomicBool::new(false),
         }
+    }
+
+    /// Adds a thread's contention counters.
+    pub(crate) fn add_contention(&self, c: Contention) {
+        let values = [c.cas_failures, c.expansion_waits, c.virtual_loss_collisions];
+        for (total, value) in self.contention.iter().zip(values) {
+            if value > 0 {
+                total.fetch_add(value, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The contention counters of this run.
+    pub(crate) fn contention(&self) -> Contention {
+        let [cas_failures, expansion_waits, virtual_loss_collisions] = self
+            .contention
+            .each_ref()
+            .map(|c| c.load(Ordering::Relaxed));
+        Contention {
+            cas_failures,
+            expansion_waits,
+            virtual_loss_collisions,
+        }
+    }
+
+    /// Records a reclaim that dropped `nodes` nodes.
+    pub(crate) fn add_reclaim(&self, nodes: u64) {
+        self.reclaims.fetch_add(1, Ordering::Relaxed);
+        self.nodes_reclaimed.fetch_add(nodes, Ordering::Relaxed);
+    }
+
+    /// Reclaims in this run and the nodes they dropped.
+    pub(crate) fn reclaimed(&self) -> (u32, u64) {
+        (
+            self.reclaims.load(Ordering::Relaxed),
+            self.nodes_reclaimed.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Records that the tree was full.
+    pub(crate) fn note_tree_full(&self) {
+        if !self.tree_full.load(Ordering::Relaxed) {
+            self.tree_full.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the tree was full at some point of this run.
+    pub(crate) fn tree_was_full(&self) -> bool {
+        self.tree_full.load(Ordering::Relaxed)
     }
 
     /// Records `reason` unless another one was recorded first, and tells all threads to stop.
@@ -230,7 +292,7 @@ impl Control {
 
 /// The limits checked before every playout: stop flag / handle dropped, time, full tree (when
 /// that stops the search). Playout tickets and smart pruning are handled by the caller.
-pub(crate) fn limit_reached<G: Game>(core: &Core<G>) -> Option<StopReason> {
+pub(crate) fn limit_reached<G: Game>(core: &Core<G>, tree: &Tree) -> Option<StopReason> {
     if core.stop_flag.load(Ordering::Relaxed) || core.ctl.abort.load(Ordering::Relaxed) {
         return Some(StopReason::Stopped);
     }
@@ -241,7 +303,7 @@ pub(crate) fn limit_reached<G: Game>(core: &Core<G>) -> Option<StopReason> {
     {
         return Some(StopReason::Time);
     }
-    if core.params.stop_at_node_cap && core.tree.cap_reached() {
+    if core.params.stop_at_node_cap && tree.cap_reached() {
         return Some(StopReason::NodeCap);
     }
     None
@@ -254,12 +316,12 @@ pub(crate) fn limit_reached<G: Game>(core: &Core<G>) -> Option<StopReason> {
 /// is noisy at the start); the smaller of the two if both apply. Proven-lost moves cannot become
 /// best, so when every other move is proven lost the search stops too. A proven win is left to
 /// the solver check.
-pub(crate) fn smart_prune<G: Game>(core: &Core<G>) -> bool {
+pub(crate) fn smart_prune<G: Game>(core: &Core<G>, tree: &Tree) -> bool {
     let params = &core.params;
     if !params.smart_pruning {
         return false;
     }
-    let root_visits = core.tree.root().stats().visits;
+    let root_visits = tree.root().stats().visits;
     let done = root_visits.saturating_sub(core.ctl.reused_visits);
     let by_playouts = params.max_playouts.map(|max| max.saturating_sub(done));
     let by_time = params.max_time.and_then(|max_time| {
@@ -279,13 +341,13 @@ pub(crate) fn smart_prune<G: Game>(core: &Core<G>) -> bool {
         },
     };
 
-    let Expansion::Expanded { first, count } = core.tree.root().expansion() else {
+    let Expansion::Expanded { first, count } = tree.root().expansion() else {
         return false;
     };
     // Three passes over the root's children rather than a collected Vec: this runs every few
     // playouts and should not allocate. The children's statistics may move between passes,
     // which only makes the decision a few playouts more or less eager.
-    let view = |index: u32| ChildView::read(core.tree.node(index));
+    let view = |edge: u32| ChildView::read(tree, edge);
     let floor = (first..first + count)
         .map(|index| view(index).bounds.pess())
         .max()

@@ -1,6 +1,7 @@
-//! One tree node and the atomics it is made of.
+//! One tree node, one edge, and the atomics they are made of.
 //!
-//! A node stands for the state reached by playing [`Node::mv`] from its parent's state. Its
+//! A node stands for the state reached by playing a move from its parent's state; the parent
+//! holds one [`Edge`] per legal move, and a node exists only for moves visited at least once. Its
 //! statistics are from the point of view of the player who made that move (the *mover*: the
 //! player to move in the parent's state), so a parent picks the child with the best value for
 //! itself without flipping anything. The root's mover is kept by the search (see
@@ -9,7 +10,6 @@
 //! Every field is shared between search threads through `&Node` and changed only through atomics
 //! (the crate forbids `unsafe`). The contract for each field is written next to it.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use crate::solver::Bounds;
@@ -43,15 +43,16 @@ pub(crate) const MAX_CHILDREN: u32 = u32::MAX - EXPANDED_BASE;
 /// Expansion state of a node as read by [`Node::expansion`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Expansion {
-    /// No children allocated yet (a leaf).
+    /// No edges allocated yet (a leaf).
     Empty,
-    /// A thread is allocating the children right now; the others wait for it.
+    /// A thread is allocating the edges right now; the others wait for it.
     Expanding,
-    /// Children are the `count` nodes from index `first` on (`count == 0`: terminal state).
+    /// Edges are the `count` edges from index `first` on, in legal-move order (`count == 0`:
+    /// terminal state).
     Expanded {
-        /// Index of the first child.
+        /// Index of the first edge.
         first: u32,
-        /// Number of children.
+        /// Number of edges (legal moves).
         count: u32,
     },
 }
@@ -74,23 +75,23 @@ impl Stats {
     }
 }
 
-/// One tree node. 40 bytes for moves of up to 4 bytes, 48 up to 12 bytes (see `Search::bytes_per_node`).
-#[derive(Debug)]
-pub(crate) struct Node<M> {
-    /// The move leading here from the parent. Set exactly once by the thread expanding the
-    /// parent, before it publishes the parent's children with a release store to the parent's
-    /// `expansion`; readers reach a child only through that acquire load, so the move is always
-    /// set when read. Unset for the root. (`OnceLock` because a generic `M` cannot be stored in
-    /// an atomic and the crate forbids `unsafe`.)
-    mv: OnceLock<M>,
-    /// `EMPTY -> EXPANDING -> EXPANDED_BASE + count` (or back to `EMPTY` when the node cap
-    /// stops the expansion). Only the thread that wins the `EMPTY -> EXPANDING` compare-exchange
-    /// writes `first_child`, the children and then this field (release); readers load it with
-    /// acquire before touching `first_child` or the children.
+/// One tree node: 32 bytes (see `Search::bytes_per_node`). It holds no move: a node is reached
+/// through an [`Edge`] of its parent, and edges are in legal-move order, so the move is the
+/// parent position's legal move at the edge's offset (the search regenerates the list while it
+/// descends, which costs less than storing a move per edge).
+///
+/// Aligned to 32 bytes so that a node never straddles two cache lines.
+#[derive(Debug, Default)]
+#[repr(align(32))]
+pub(crate) struct Node {
+    /// `EMPTY -> EXPANDING -> EXPANDED_BASE + count` (or back to `EMPTY` when the tree is full).
+    /// Only the thread that wins the `EMPTY -> EXPANDING` compare-exchange writes `first_edge`,
+    /// the edges and then this field (release); readers load it with acquire before touching
+    /// `first_edge` or the edges.
     expansion: AtomicU32,
-    /// Index of the first child; written (relaxed) before the release store to `expansion` and
+    /// Index of the first edge; written (relaxed) before the release store to `expansion` and
     /// only read after an acquire load of it saw `EXPANDED`.
-    first_child: AtomicU32,
+    first_edge: AtomicU32,
     /// Visits in the high 40 bits, threads in flight (virtual loss) in the low 24 bits, packed
     /// so that one `fetch_add` on arrival returns a consistent "playouts started here before
     /// me" (which decides whether to expand) and one `fetch_add` on backup turns an in-flight
@@ -107,95 +108,47 @@ pub(crate) struct Node<M> {
     /// updating two siblings at once cannot both miss each other's update; plain acquire loads
     /// in selection and backup, where stale bounds only cost a little efficiency.
     bounds: AtomicU32,
-    /// The move's prior probability, normalised over its siblings, in 1/65535 units (see
-    /// [`quantise`]). Written (relaxed) by the expanding thread before the release store
-    /// publishing the parent's children, read only after the acquire load of it, like `mv`.
-    prior: AtomicU16,
-    /// Implicit minimax value for the mover ([`quantise`]d; 0 = unknown): the game's static
-    /// value of this position, or, once expanded, the best of its children's minimax values
-    /// seen from here. Written with relaxed stores during backup; a race only leaves a value a
-    /// little stale, which the next backup through the node repairs. Together with `prior` it
-    /// lives in what was alignment padding: the node stays 48 bytes for 12-byte moves.
+    /// Implicit minimax value for the mover ([`quantise_value`]d; 0 = unknown): the game's static
+    /// value of this position (copied from the edge when the node is created), or, once
+    /// expanded, the best of its children's minimax values seen from here. Written with relaxed
+    /// stores during backup; a race only leaves a value a little stale, which the next backup
+    /// through the node repairs.
     minimax: AtomicU16,
 }
 
-impl<M: Copy> Node<M> {
-    /// A fresh, unexpanded, unvisited node without a move.
-    pub(crate) fn new() -> Self {
-        Node {
-            mv: OnceLock::new(),
-            expansion: AtomicU32::new(EMPTY),
-            first_child: AtomicU32::new(0),
-            counts: AtomicU64::new(0),
-            value_sum: AtomicU64::new(0),
-            bounds: AtomicU32::new(0),
-            prior: AtomicU16::new(0),
-            minimax: AtomicU16::new(0),
-        }
-    }
+/// Quantises a value in `[0, 1]` to 1..=65535 (0 stays free for "unknown"); NaN counts as ½.
+fn quantise_value(value: f32) -> u16 {
+    let value = if value.is_nan() {
+        0.5
+    } else {
+        value.clamp(0.0, 1.0)
+    };
+    1 + (value * 65534.0).round() as u16
+}
 
-    /// The move's prior (see the field); 0 when the game gave none.
-    pub(crate) fn prior(&self) -> f32 {
-        f32::from(self.prior.load(Ordering::Relaxed)) / 65535.0
-    }
+/// The value of a [`quantise_value`]d code, `None` for 0.
+fn value_of(code: u16) -> Option<f32> {
+    (code != 0).then(|| f32::from(code - 1) / 65534.0)
+}
 
-    /// Sets the prior of a freshly reserved child (before its parent publishes it). Priors
-    /// below 1/65535 are kept at that minimum, so no move is ever ruled out by its prior alone.
-    pub(crate) fn set_prior(&self, prior: f32) {
-        let q = (prior.clamp(0.0, 1.0) * 65535.0).round() as u16;
-        self.prior.store(q.max(1), Ordering::Relaxed);
-    }
-
+impl Node {
     /// The implicit minimax value for the mover, if known.
     pub(crate) fn minimax(&self) -> Option<f32> {
-        match self.minimax.load(Ordering::Relaxed) {
-            0 => None,
-            q => Some(f32::from(q - 1) / 65534.0),
-        }
+        value_of(self.minimax.load(Ordering::Relaxed))
     }
 
     /// Stores the implicit minimax value for the mover (a value in `[0, 1]`).
     pub(crate) fn set_minimax(&self, value: f32) {
-        let value = if value.is_nan() {
-            0.5
-        } else {
-            value.clamp(0.0, 1.0)
-        };
-        self.minimax
-            .store(1 + (value * 65534.0).round() as u16, Ordering::Relaxed);
+        self.minimax.store(quantise_value(value), Ordering::Relaxed);
     }
 
-    /// The move leading to this node.
-    ///
-    /// # Panics
-    ///
-    /// On the root, or on a node not reached through its parent's published expansion: both are
-    /// bugs in this crate (see the contract on the field).
-    pub(crate) fn mv(&self) -> M {
-        match self.mv.get() {
-            Some(mv) => *mv,
-            None => unreachable!("move read from the root or from an unpublished node"),
-        }
-    }
-
-    /// The move, if set (the root has none).
-    pub(crate) fn try_mv(&self) -> Option<M> {
-        self.mv.get().copied()
-    }
-
-    /// Sets the move of a freshly reserved node (no-op if already set, which cannot happen for
-    /// freshly reserved slots).
-    pub(crate) fn set_move(&self, mv: M) {
-        let _ = self.mv.set(mv);
-    }
-
-    /// The expansion state (acquire: children are readable when `Expanded` is returned).
+    /// The expansion state (acquire: the edges are readable when `Expanded` is returned).
     pub(crate) fn expansion(&self) -> Expansion {
         match self.expansion.load(Ordering::Acquire) {
             EMPTY => Expansion::Empty,
             EXPANDING => Expansion::Expanding,
             state => Expansion::Expanded {
-                first: self.first_child.load(Ordering::Relaxed),
+                first: self.first_edge.load(Ordering::Relaxed),
                 count: state - EXPANDED_BASE,
             },
         }
@@ -208,14 +161,14 @@ impl<M: Copy> Node<M> {
             .is_ok()
     }
 
-    /// Publishes the children (`count <= MAX_CHILDREN`) after their moves were set.
+    /// Publishes the edges (`count <= MAX_CHILDREN`) after they were written.
     pub(crate) fn publish_expanded(&self, first: u32, count: u32) {
-        self.first_child.store(first, Ordering::Relaxed);
+        self.first_edge.store(first, Ordering::Relaxed);
         self.expansion
             .store(EXPANDED_BASE + count.min(MAX_CHILDREN), Ordering::Release);
     }
 
-    /// Gives up an expansion (node cap reached): back to `EMPTY`.
+    /// Gives up an expansion (tree full): back to `EMPTY`.
     pub(crate) fn abort_expand(&self) {
         self.expansion.store(EMPTY, Ordering::Release);
     }
@@ -274,22 +227,132 @@ impl<M: Copy> Node<M> {
         }
     }
 
-    /// Copies move, statistics and bounds of `from` into this fresh node (tree compaction, no
-    /// other thread running). Threads in flight are dropped: there are none after a search.
-    pub(crate) fn copy_from(&self, from: &Node<M>) {
-        if let Some(mv) = from.try_mv() {
-            self.set_move(mv);
-        }
+    /// Copies statistics, bounds and minimax value of `from` into this fresh node (tree
+    /// compaction, no other thread running). Threads in flight are dropped: there are none
+    /// between iterations.
+    pub(crate) fn copy_from(&self, from: &Node) {
         let counts = from.counts.load(Ordering::Relaxed) & !IN_FLIGHT_MASK;
         self.counts.store(counts, Ordering::Relaxed);
         self.value_sum
             .store(from.value_sum.load(Ordering::Relaxed), Ordering::Relaxed);
         self.bounds
             .store(from.bounds.load(Ordering::Relaxed), Ordering::Relaxed);
-        self.prior
-            .store(from.prior.load(Ordering::Relaxed), Ordering::Relaxed);
         self.minimax
             .store(from.minimax.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// [`Edge`] child field: no node yet.
+const NO_CHILD: u32 = 0;
+/// [`Edge`] child field: a thread is creating the node right now.
+const CREATING: u32 = u32::MAX;
+
+/// What an edge leads to, as read by [`Edge::read`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Child {
+    /// Never visited: no node.
+    Absent,
+    /// A thread is allocating the node; it will be there in a moment.
+    Creating,
+    /// The node at this index.
+    Node(u32),
+}
+
+/// One legal move of an expanded node: 8 bytes, one atomic word holding the child's node index
+/// (allocated on the child's first visit), the move's prior and its static value. Moves that
+/// are never visited cost these 8 bytes and nothing more, which is what keeps a tree at about
+/// 130 bytes per playout where a node per legal move cost ~580.
+///
+/// Layout: bits 0..32 the child ([`NO_CHILD`], [`CREATING`] or a node index; the root, index
+/// 0, is never a child), bits 32..48 the prior in 1/65535 units (at least 1 once set, so no
+/// move is ruled out by its prior alone; 0 = the game gave none), bits 48..64 the static value
+/// for the mover ([`quantise_value`]; 0 = unknown). The prior and value are written by the
+/// expanding thread before it publishes the parent (release), so every reader sees them; the
+/// child field goes `NO_CHILD -> CREATING` by compare-exchange (one thread creates the node)
+/// and `CREATING -> index` (release, after the node was initialised) or back to `NO_CHILD`
+/// when the tree is full.
+#[derive(Debug, Default)]
+pub(crate) struct Edge(AtomicU64);
+
+/// A consistent read of an edge.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EdgeView {
+    /// Where the edge leads.
+    pub(crate) child: Child,
+    /// The move's prior, 0 when the game gave none.
+    pub(crate) prior: f32,
+    /// The move's static value for the mover, if the game gave one.
+    pub(crate) value: Option<f32>,
+}
+
+impl Edge {
+    /// Writes prior and static value of a fresh edge (before the parent is published).
+    pub(crate) fn init(&self, prior: Option<f32>, value: Option<f32>) {
+        let prior = prior.map_or(0, |p| ((p.clamp(0.0, 1.0) * 65535.0).round() as u16).max(1));
+        let value = value.map_or(0, quantise_value);
+        let bits = (u64::from(prior) << 32) | (u64::from(value) << 48);
+        self.0.store(bits, Ordering::Relaxed);
+    }
+
+    fn decode(bits: u64) -> EdgeView {
+        let child = match bits as u32 {
+            NO_CHILD => Child::Absent,
+            CREATING => Child::Creating,
+            index => Child::Node(index),
+        };
+        EdgeView {
+            child,
+            prior: f32::from((bits >> 32) as u16) / 65535.0,
+            value: value_of((bits >> 48) as u16),
+        }
+    }
+
+    /// Reads the edge (acquire: a node index read here is initialised).
+    pub(crate) fn read(&self) -> EdgeView {
+        Edge::decode(self.0.load(Ordering::Acquire))
+    }
+
+    /// The child node, if created.
+    pub(crate) fn child(&self) -> Option<u32> {
+        match self.read().child {
+            Child::Node(index) => Some(index),
+            Child::Absent | Child::Creating => None,
+        }
+    }
+
+    /// Tries to become the thread creating the child (`NO_CHILD -> CREATING`).
+    pub(crate) fn try_begin_create(&self) -> bool {
+        let bits = self.0.load(Ordering::Relaxed);
+        if bits as u32 != NO_CHILD {
+            return false;
+        }
+        let creating = bits | u64::from(CREATING);
+        self.0
+            .compare_exchange(bits, creating, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Publishes the created child node (only the thread that began the creation calls this).
+    pub(crate) fn publish_child(&self, index: u32) {
+        let upper = self.0.load(Ordering::Relaxed) & !u64::from(u32::MAX);
+        self.0.store(upper | u64::from(index), Ordering::Release);
+    }
+
+    /// Gives up a creation (tree full): back to no child.
+    pub(crate) fn abort_create(&self) {
+        let upper = self.0.load(Ordering::Relaxed) & !u64::from(u32::MAX);
+        self.0.store(upper, Ordering::Release);
+    }
+
+    /// Copies prior and value of `from` into this fresh edge, without the child (compaction).
+    pub(crate) fn copy_knowledge(&self, from: &Edge) {
+        let upper = from.0.load(Ordering::Relaxed) & !u64::from(u32::MAX);
+        self.0.store(upper, Ordering::Relaxed);
+    }
+
+    /// Sets the child of a fresh edge being filled by compaction (no other thread running).
+    pub(crate) fn set_child(&self, index: u32) {
+        self.publish_child(index);
     }
 }
 
@@ -298,22 +361,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn node_is_compact() {
-        assert_eq!(std::mem::size_of::<Node<u16>>(), 40);
-        assert_eq!(std::mem::size_of::<Node<u32>>(), 40);
-        // A 12-byte move (Emergo's) still fits the 48-byte budget: the prior uses padding.
-        assert_eq!(std::mem::size_of::<Node<[u32; 3]>>(), 48);
+    fn node_and_edge_are_compact() {
+        assert_eq!(std::mem::size_of::<Node>(), 32);
+        assert_eq!(std::mem::size_of::<Edge>(), 8);
     }
 
     #[test]
-    fn priors_and_minimax_values_round_trip() {
-        let node = Node::<u8>::new();
-        assert_eq!(node.prior(), 0.0);
+    fn edges_pack_child_prior_and_value() {
+        let edge = Edge::default();
+        let view = edge.read();
+        assert_eq!(view.child, Child::Absent);
+        assert_eq!((view.prior, view.value), (0.0, None));
+        edge.init(Some(0.25), Some(0.75));
+        let view = edge.read();
+        assert!((view.prior - 0.25).abs() < 1e-4);
+        assert!((view.value.unwrap_or_default() - 0.75).abs() < 1e-4);
+        // A tiny prior is kept above 0: no move is ruled out by its prior alone.
+        let tiny = Edge::default();
+        tiny.init(Some(0.0), None);
+        assert!(tiny.read().prior > 0.0);
+
+        assert!(edge.try_begin_create());
+        assert!(!edge.try_begin_create());
+        assert_eq!(edge.read().child, Child::Creating);
+        edge.abort_create();
+        assert_eq!(edge.read().child, Child::Absent);
+        assert!(edge.try_begin_create());
+        edge.publish_child(7);
+        let view = edge.read();
+        assert_eq!((view.child, edge.child()), (Child::Node(7), Some(7)));
+        assert!((view.prior - 0.25).abs() < 1e-4, "prior kept");
+        let copy = Edge::default();
+        copy.copy_knowledge(&edge);
+        assert_eq!(copy.read().child, Child::Absent);
+        assert!((copy.read().value.unwrap_or_default() - 0.75).abs() < 1e-4);
+    }
+
+    #[test]
+    fn minimax_values_round_trip() {
+        let node = Node::default();
         assert_eq!(node.minimax(), None);
-        node.set_prior(0.25);
-        assert!((node.prior() - 0.25).abs() < 1e-4);
-        node.set_prior(0.0);
-        assert!(node.prior() > 0.0);
         node.set_minimax(0.0);
         assert_eq!(node.minimax(), Some(0.0));
         node.set_minimax(1.0);
@@ -324,7 +411,7 @@ mod tests {
 
     #[test]
     fn counts_pack_visits_and_in_flight() {
-        let node = Node::<u8>::new();
+        let node = Node::default();
         assert_eq!(node.arrive(), 0);
         assert_eq!(node.arrive(), 1);
         node.leave(to_fixed(1.0));
@@ -342,7 +429,7 @@ mod tests {
     fn bounds_only_tighten_and_exact_results_stick() {
         use crate::game::{Outcome, Player};
         use crate::snapshot::Proven;
-        let node = Node::<u8>::new();
+        let node = Node::default();
         assert_eq!(node.bounds(), Bounds::UNKNOWN);
         let at_least_draw = Bounds::combine([
             Bounds::terminal(Outcome::Draw, Player::One),
@@ -357,7 +444,7 @@ mod tests {
 
     #[test]
     fn expansion_states() {
-        let node = Node::<u8>::new();
+        let node = Node::default();
         assert_eq!(node.expansion(), Expansion::Empty);
         assert!(node.try_begin_expand());
         assert!(!node.try_begin_expand());

@@ -3,15 +3,16 @@
 //!
 //! # One iteration
 //!
-//! 1. **Select.** From the root, while the node is expanded, pick a child with UCT
-//!    ([`Uct::select`]), register on it (virtual loss) and play its move on the thread's scratch
-//!    state. Stop at a proven node (its value is exact: no playout needed) or at a node with
-//!    fewer than `expand_threshold` playouts started before this one.
+//! 1. **Select.** From the root, while the node is expanded, list the legal moves, pick an edge
+//!    with UCT ([`Uct::select`]), create the child's node if this is its first visit, register
+//!    on it (virtual loss) and play the edge's move on the thread's scratch state. Stop at a
+//!    proven node (its value is exact: no playout needed) or at a node with fewer than
+//!    `expand_threshold` playouts started before this one.
 //! 2. **Expand.** A node reached with at least `expand_threshold` earlier playouts gets its
-//!    children (one contiguous block, one per legal move) and selection goes on into them. One
-//!    thread wins the `EMPTY -> EXPANDING` race; the others wait for it (it only lists moves and
-//!    fills a block) and then descend too, so they never double-count the node. When the node cap
-//!    leaves no room, the node stays a leaf.
+//!    edges (one contiguous block, one per legal move, with the game's priors and values) and
+//!    selection goes on into them. One thread wins the `EMPTY -> EXPANDING` race; the others
+//!    wait for it (it only lists moves and fills a block) and then descend too, so they never
+//!    double-count the node.
 //! 3. **Playout** from the leaf with [`Game::playout`]. A playout of 0 turns from a finished
 //!    position marks the leaf as a proven terminal node.
 //! 4. **Backup** the result along the path, from each node's mover's point of view, removing the
@@ -19,10 +20,14 @@
 //!    ended on a proven node, first tighten its ancestors' bounds (MCTS-Solver with score
 //!    bounds, see the `solver` module).
 //!
+//! When the tree is full (node cap or memory), the node that could not grow stays a leaf for
+//! this iteration, and with [`SearchParams::reclaim`] the threads then meet and reclaim the
+//! least visited subtrees (see the `reclaim` module) before going on.
+//!
 //! Because the decision to expand is taken on the count of playouts *started* (one atomic
 //! `fetch_add` on arrival), every expanded node ends with exactly `expand_threshold` more visits
 //! than its children together, however many threads run, except where visits stop at proven
-//! nodes or where the node cap blocked an expansion.
+//! nodes or where a full tree or a reclaim cut the children.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,12 +37,13 @@ use rand_xoshiro::rand_core::SeedableRng;
 use crate::game::{Game, Outcome, Player, PlayoutEnd, Rng};
 use crate::handle::SearchHandle;
 use crate::limits::{self, Control, StopReason};
-use crate::node::{Expansion, MAX_CHILDREN, Node, to_fixed};
+use crate::node::{Child, Expansion, MAX_CHILDREN, Node, to_fixed};
 use crate::params::SearchParams;
-use crate::select::Uct;
-use crate::snapshot::{self, Snapshot};
+use crate::reclaim::{Reclaimer, SharedTree};
+use crate::select::{ChildRead, Uct};
+use crate::snapshot::{self, Contention, Snapshot};
 use crate::solver::Bounds;
-use crate::tree::{ROOT, Tree};
+use crate::tree::{EDGE_BYTES, NODE_BYTES, ROOT, Tree, TreeLimits};
 
 /// Iterations between a thread's smart-pruning checks and statistics flushes. Counted per
 /// thread, so a single-threaded search checks at the same points every time (determinism).
@@ -54,8 +60,10 @@ pub(crate) struct Core<G: Game> {
     pub(crate) root_mover: Player,
     /// Parameters of the current / last run.
     pub(crate) params: SearchParams,
-    /// The tree; node 0 is the root.
-    pub(crate) tree: Tree<G::Move>,
+    /// The tree; node 0 is the root. Swapped for a smaller copy when reclaimed.
+    pub(crate) tree: SharedTree,
+    /// Pauses the threads for a reclaim.
+    pub(crate) reclaimer: Reclaimer,
     /// Control block of the current / last run.
     pub(crate) ctl: Control,
     /// The stop flag checked before every playout.
@@ -66,13 +74,14 @@ impl<G: Game> Core<G> {
     /// Expands the root without a playout if it is still a leaf, so that results list the root
     /// moves even when no playout ran (single move, stopped before the first playout).
     fn ensure_root_expanded(&self) {
-        let root = self.tree.root();
+        let tree = self.tree.load();
+        let root = tree.root();
         if root.expansion() == Expansion::Empty && root.try_begin_expand() {
             let mut moves = Vec::new();
             self.root.legal_moves(&mut moves);
             let mut knowledge = MoveKnowledge::new(self.params.uses_knowledge());
             expand(
-                &self.tree,
+                &tree,
                 root,
                 &moves,
                 self.root_mover,
@@ -85,6 +94,23 @@ impl<G: Game> Core<G> {
     /// Called by each worker thread as it exits; the last one finalises the run.
     fn retire_worker(&self) {
         self.ctl.retire_worker(|| self.ensure_root_expanded());
+    }
+
+    /// Replaces the full tree by a copy of its most visited part (every thread is parked).
+    fn reclaim(&self) {
+        let old = self.tree.load();
+        let (fresh, dropped) = old.compact(ROOT, old.limits(), old.reclaim_budget());
+        self.tree.replace(fresh);
+        self.ctl.add_reclaim(dropped);
+        // `old` is freed when the last parked thread picks up the new tree.
+    }
+}
+
+/// The tree limits `params` ask for.
+fn tree_limits(params: &SearchParams) -> TreeLimits {
+    TreeLimits {
+        max_nodes: params.node_cap(),
+        max_bytes: params.max_tree_bytes,
     }
 }
 
@@ -106,7 +132,8 @@ impl<G: Game> Search<G> {
     pub fn new(root: G, params: SearchParams) -> Self {
         let root_mover = root.to_move().other();
         let core = Core {
-            tree: Tree::new(params.node_cap()),
+            tree: SharedTree::new(Tree::new(tree_limits(&params))),
+            reclaimer: Reclaimer::default(),
             root,
             root_mover,
             params,
@@ -130,11 +157,25 @@ impl<G: Game> Search<G> {
         &self.core.params
     }
 
-    /// Replaces the parameters for the next search. A different node cap rebuilds the tree with
-    /// the new cap (keeping as much of it as fits, breadth first).
+    /// Replaces the parameters for the next search. Different tree limits are applied to the
+    /// tree in place when it fits them, else the tree is copied under the new limits (keeping
+    /// its most visited part, see [`SearchParams::reclaim`]).
     pub fn set_params(&mut self, params: SearchParams) {
-        if params.node_cap() != self.core.tree.cap() {
-            self.core.tree = self.core.tree.compact(ROOT, params.node_cap());
+        let limits = tree_limits(&params);
+        let tree = self.core.tree.load();
+        if limits != tree.limits() {
+            drop(tree);
+            let in_place = self
+                .core
+                .tree
+                .get_mut()
+                .is_some_and(|tree| tree.try_set_limits(limits));
+            if !in_place {
+                let tree = self.core.tree.load();
+                let (fresh, _) = tree.compact(ROOT, limits, tree.reuse_budget(limits));
+                drop(tree);
+                self.core.tree.set(fresh);
+            }
         }
         self.core.params = params;
     }
@@ -154,29 +195,28 @@ impl<G: Game> Search<G> {
         Arc::clone(&self.core.stop_flag)
     }
 
-    /// Memory per tree node in bytes, children included (every child is a node, stored in its
-    /// parent's contiguous block, so there is no separate edge storage). 40 bytes for moves of up
-    /// to 4 bytes: move (in a `OnceLock`, 8), expansion state + child count (4), first child
-    /// (4), visits + virtual loss (8), value sum (8), solver bounds (4), plus alignment.
-    /// Allocation is in chunks of 16384 nodes as the tree grows, so the default cap of 2,000,000
-    /// nodes means at most ~80 MB.
+    /// Memory per tree node in bytes: 32 (visits + virtual loss, value sum, solver bounds,
+    /// expansion state, first edge, minimax value). Nodes exist only for visited moves.
     pub fn bytes_per_node() -> usize {
-        std::mem::size_of::<Node<G::Move>>()
+        NODE_BYTES
     }
 
-    /// Memory per edge (a legal move of an expanded node) in bytes.
+    /// Memory per edge (one legal move of an expanded node) in bytes: 8 (the child's node
+    /// index, the move's prior and static value; the move itself is not stored but listed
+    /// again from the position when needed). See the crate docs for bytes per playout.
     pub fn bytes_per_edge() -> usize {
-        0
+        EDGE_BYTES
     }
 
-    /// Bytes the tree holds now (see [`SearchParams::max_tree_bytes`]).
+    /// Bytes the tree holds now (chunks of nodes and edges, allocated as the tree grows, and
+    /// their directories); never more than 3/4 of [`SearchParams::max_tree_bytes`].
     pub fn memory_bytes(&self) -> usize {
-        self.core.tree.len() * Self::bytes_per_node()
+        self.core.tree.load().memory_bytes()
     }
 
     /// Number of nodes in the tree, root included.
     pub fn node_count(&self) -> usize {
-        self.core.tree.len()
+        self.core.tree.load().len()
     }
 
     /// Results of the last search (or of the tree as it is, after [`advance`](Search::advance)).
@@ -186,7 +226,9 @@ impl<G: Game> Search<G> {
 
     /// Throws the tree away (the root position stays).
     pub fn clear_tree(&mut self) {
-        self.core.tree = Tree::new(self.core.params.node_cap());
+        self.core
+            .tree
+            .set(Tree::new(tree_limits(&self.core.params)));
         self.core.root_mover = self.core.root.to_move().other();
         self.core.ctl = Control::new(0, 0);
     }
@@ -246,14 +288,18 @@ impl<G: Game> Search<G> {
         if self.own_flag {
             self.core.stop_flag.store(false, Ordering::SeqCst);
         }
+        self.core.reclaimer.clear();
         let core = &mut self.core;
-        let reused = core.tree.root().stats().visits;
+        let tree = core.tree.load();
+        let reused = tree.root().stats().visits;
+        let solved = tree.root().bounds().is_exact();
+        drop(tree);
         let mut moves = Vec::new();
         core.root.legal_moves(&mut moves);
         let immediate = match moves.len() {
             0 => Some(StopReason::Terminal),
             1 => Some(StopReason::SingleMove),
-            _ if core.tree.root().bounds().is_exact() => Some(StopReason::Solved),
+            _ if solved => Some(StopReason::Solved),
             _ => None,
         };
         match immediate {
@@ -271,47 +317,60 @@ impl<G: Game> Search<G> {
     }
 
     /// Plays `moves` on the root position and keeps the subtree under them with its statistics
-    /// (copied into a fresh arena; everything else is freed). Returns the visits kept (the new
-    /// root's), or 0 if a move was not expanded in the tree: then the tree starts afresh from the
-    /// resulting position. The moves must be legal. Results of the last search are reset.
+    /// (copied into a fresh tree, as much as fits beside the old one under the limits; the rest
+    /// is freed). Returns the visits kept (the new root's), or 0 if a move was not expanded in
+    /// the tree: then the tree starts afresh from the resulting position. The moves must be
+    /// legal. Results of the last search are reset.
     pub fn advance(&mut self, moves: &[G::Move]) -> u64 {
         let core = &mut self.core;
+        let tree = core.tree.load();
         let mut node = Some(ROOT);
         let mut mover = core.root_mover;
+        let mut legal = Vec::new();
         for &mv in moves {
-            node = node.and_then(|index| find_child(&core.tree, index, mv));
+            node = node.and_then(|index| find_child(&tree, index, &core.root, mv, &mut legal));
             mover = core.root.to_move();
             core.root.play(mv);
         }
-        let reused = match node {
-            Some(ROOT) => core.tree.root().stats().visits,
-            Some(index)
-                if matches!(
-                    core.tree.node(index).expansion(),
-                    Expansion::Expanded { .. }
-                ) =>
-            {
-                core.tree = core.tree.compact(index, core.params.node_cap());
+        let limits = tree_limits(&core.params);
+        let (fresh, reused) = match node {
+            Some(ROOT) => (None, tree.root().stats().visits),
+            Some(index) if matches!(tree.node(index).expansion(), Expansion::Expanded { .. }) => {
+                let (fresh, _) = tree.compact(index, limits, tree.reuse_budget(limits));
                 core.root_mover = mover;
-                core.tree.root().stats().visits
+                let visits = fresh.root().stats().visits;
+                (Some(fresh), visits)
             }
             // Not in the tree, or a leaf: nothing worth keeping.
             _ => {
-                core.tree = Tree::new(core.params.node_cap());
                 core.root_mover = core.root.to_move().other();
-                0
+                (Some(Tree::new(limits)), 0)
             }
         };
+        drop(tree);
+        if let Some(fresh) = fresh {
+            core.tree.set(fresh);
+        }
         core.ctl = Control::new(reused, 0);
         reused
     }
 }
 
-/// The child of `index` reached by `mv`, if `index` is expanded.
-fn find_child<M: Copy + Eq>(tree: &Tree<M>, index: u32, mv: M) -> Option<u32> {
+/// The child node of `index` (whose position is `state`) reached by `mv`, if `index` is
+/// expanded and that child was visited.
+fn find_child<G: Game>(
+    tree: &Tree,
+    index: u32,
+    state: &G,
+    mv: G::Move,
+    legal: &mut Vec<G::Move>,
+) -> Option<u32> {
     match tree.node(index).expansion() {
         Expansion::Expanded { first, count } => {
-            (first..first + count).find(|&child| tree.node(child).mv() == mv)
+            state.legal_moves(legal);
+            let offset = legal.iter().position(|&m| m == mv)?;
+            let offset = u32::try_from(offset).ok().filter(|&o| o < count)?;
+            tree.edge(first + offset).child()
         }
         Expansion::Empty | Expansion::Expanding => None,
     }
@@ -319,19 +378,19 @@ fn find_child<M: Copy + Eq>(tree: &Tree<M>, index: u32, mv: M) -> Option<u32> {
 
 /// What an expansion did.
 enum Expanded {
-    /// Children allocated and published.
+    /// Edges allocated and published.
     Children,
     /// The position is over: the node is published with no children and proven.
     Terminal(Outcome),
-    /// No room under the node cap: the node is back to `EMPTY`.
+    /// No room in the tree: the node is back to `EMPTY`.
     Full,
 }
 
 /// Finishes the expansion of `node` (which the caller moved to `EXPANDING`) with the legal
 /// `moves` of its position `state`; `mover` is the node's mover.
 fn expand<G: Game>(
-    tree: &Tree<G::Move>,
-    node: &Node<G::Move>,
+    tree: &Tree,
+    node: &Node,
     moves: &[G::Move],
     mover: Player,
     state: &G,
@@ -346,7 +405,7 @@ fn expand<G: Game>(
     let reserved = u32::try_from(moves.len())
         .ok()
         .filter(|&count| count <= MAX_CHILDREN)
-        .and_then(|count| Some((tree.reserve(count)?, count)));
+        .and_then(|count| Some((tree.reserve_edges(count)?, count)));
     match reserved {
         Some((first, count)) => {
             knowledge.fetch(state, moves);
@@ -354,15 +413,9 @@ fn expand<G: Game>(
             let total: f32 = priors.iter().map(|&p| clean_prior(p)).sum();
             let normalised = priors.len() == moves.len() && total > 0.0;
             let values = (knowledge.values.len() == moves.len()).then_some(&knowledge.values);
-            for (i, (child, &mv)) in (first..).zip(moves).enumerate() {
-                let node = tree.node(child);
-                node.set_move(mv);
-                if normalised {
-                    node.set_prior(clean_prior(priors[i]) / total);
-                }
-                if let Some(values) = values {
-                    node.set_minimax(values[i]);
-                }
+            for (i, edge) in (first..first + count).enumerate() {
+                let prior = normalised.then(|| clean_prior(priors[i]) / total);
+                tree.edge(edge).init(prior, values.map(|v| v[i]));
             }
             if let Some(best) = values.and_then(|v| v.iter().copied().reduce(f32::max)) {
                 // The node's own minimax value: its best child's, seen from the node's mover.
@@ -378,7 +431,6 @@ fn expand<G: Game>(
         }
     }
 }
-
 /// Scratch space for [`Game::move_knowledge`], reused across expansions.
 struct MoveKnowledge {
     /// Whether to ask the game at all (only when the parameters use the answers).
@@ -438,9 +490,13 @@ struct Worker<G: Game> {
     path: Vec<Step>,
     rng: Rng,
     uct: Uct,
+    /// Selection's scratch space.
+    children: Vec<ChildRead>,
     depth_sum: u64,
     depth_count: u64,
     max_depth: u32,
+    /// Contention seen since the last flush.
+    contention: Contention,
 }
 
 impl<G: Game> Worker<G> {
@@ -457,15 +513,17 @@ impl<G: Game> Worker<G> {
             path: Vec::new(),
             rng: Rng::seed_from_u64(seed),
             uct: Uct::new(&core.params),
+            children: Vec::new(),
             depth_sum: 0,
             depth_count: 0,
             max_depth: 0,
+            contention: Contention::default(),
         }
     }
 
-    /// One select / expand / playout / backup iteration.
-    fn iterate(&mut self, core: &Core<G>) {
-        let tree = &core.tree;
+    /// One select / expand / playout / backup iteration on `tree` (the current one: threads
+    /// pick up a reclaimed tree between iterations).
+    fn iterate(&mut self, core: &Core<G>, tree: &Tree) {
         let threshold = u64::from(core.params.expand_threshold.max(1));
         self.state.clone_from(&core.root);
         self.path.clear();
@@ -474,6 +532,8 @@ impl<G: Game> Worker<G> {
         let mut started_before = tree.root().arrive();
         self.path.push(Step { node: ROOT, mover });
 
+        // Whether `self.moves` holds the current node's legal moves.
+        let mut moves_listed = false;
         // (value for Player::One, whether the iteration ended on a proven node)
         let (value, proven) = loop {
             let node = tree.node(index);
@@ -501,20 +561,38 @@ impl<G: Game> Worker<G> {
                     let to_move = self.state.to_move();
                     let floor =
                         (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
-                    let child_index = self.uct.select(tree, node, first, count, floor);
-                    let child = tree.node(child_index);
-                    started_before = child.arrive();
+                    let pick = self
+                        .uct
+                        .select(tree, node, first, count, floor, &mut self.children);
+                    self.contention.virtual_loss_collisions += u64::from(pick.busy);
+                    // Edges are in legal-move order: the move is listed again, not stored
+                    // (unless this thread just listed them to expand the node).
+                    if !std::mem::take(&mut moves_listed) {
+                        self.state.legal_moves(&mut self.moves);
+                    }
+                    let mv = self.moves.get((pick.edge - first) as usize).copied();
+                    let child_index = match (mv, self.child_of(core, tree, pick.edge)) {
+                        (Some(mv), Some(child)) => {
+                            self.state.play(mv);
+                            child
+                        }
+                        // The tree is full (or the game listed fewer moves than before, a bug
+                        // in its move generation): this node stays the leaf.
+                        _ => break self.leaf_playout(core, node, mover),
+                    };
+                    started_before = tree.node(child_index).arrive();
                     mover = to_move;
-                    self.state.play(child.mv());
                     index = child_index;
                     self.path.push(Step { node: index, mover });
                 }
                 Expansion::Empty => {
                     if tree.cap_reached() {
+                        self.tree_full(core);
                         break self.leaf_playout(core, node, mover);
                     }
                     if node.try_begin_expand() {
                         self.state.legal_moves(&mut self.moves);
+                        moves_listed = true;
                         let expanded = expand(
                             tree,
                             node,
@@ -529,17 +607,25 @@ impl<G: Game> Worker<G> {
                             Expanded::Terminal(outcome) => {
                                 break (outcome.value_for(Player::One), true);
                             }
-                            Expanded::Full => break self.leaf_playout(core, node, mover),
+                            Expanded::Full => {
+                                self.tree_full(core);
+                                break self.leaf_playout(core, node, mover);
+                            }
                         }
+                    } else {
+                        // Lost the race: loop and read the state again.
+                        self.contention.cas_failures += 1;
                     }
-                    // Lost the race: loop and read the state again.
                 }
                 // Another thread is filling in the children; it takes microseconds, unless it
                 // panicked in the game's code, which must not leave this thread spinning forever.
                 Expansion::Expanding if core.ctl.is_poisoned() => {
                     break self.leaf_playout(core, node, mover);
                 }
-                Expansion::Expanding => std::thread::yield_now(),
+                Expansion::Expanding => {
+                    self.contention.expansion_waits += 1;
+                    std::thread::yield_now();
+                }
             }
         };
 
@@ -565,13 +651,46 @@ impl<G: Game> Worker<G> {
         }
     }
 
+    /// The child node along `edge`, created on its first visit (its minimax value starts as the
+    /// edge's static value); `None` when the tree is full.
+    fn child_of(&mut self, core: &Core<G>, tree: &Tree, edge: u32) -> Option<u32> {
+        loop {
+            let init = |node: &Node| {
+                if let Some(value) = tree.edge(edge).read().value {
+                    node.set_minimax(value);
+                }
+            };
+            match tree.child_of(edge, init, &mut self.contention.cas_failures) {
+                Ok(child) => return Some(child),
+                Err(Child::Absent) => {
+                    self.tree_full(core);
+                    return None;
+                }
+                // Another thread is allocating it: microseconds, unless it panicked.
+                Err(_) if core.ctl.is_poisoned() => return None,
+                Err(_) => {
+                    self.contention.expansion_waits += 1;
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+
+    /// The tree could not grow: ask for a reclaim, if the parameters want one.
+    fn tree_full(&self, core: &Core<G>) {
+        core.ctl.note_tree_full();
+        if core.params.reclaim && !core.params.stop_at_node_cap {
+            core.reclaimer.request();
+        }
+    }
+
     /// A playout from the current scratch state, which is `node`'s position. Returns the value
     /// for [`Player::One`] and whether `node` turned out to be a (now proven) terminal position.
     ///
     /// With [`SearchParams::playout_cutoff`] the playout stops after that many plies and the
     /// game's static evaluation scores the position reached (cutoff 0: the leaf itself, after
     /// checking that it is not over).
-    fn leaf_playout(&mut self, core: &Core<G>, node: &Node<G::Move>, mover: Player) -> (f32, bool) {
+    fn leaf_playout(&mut self, core: &Core<G>, node: &Node, mover: Player) -> (f32, bool) {
         let cap = core.params.playout_cap;
         let cutoff = core.params.playout_cutoff;
         // The game's evaluation as a value for Player::One, clamped like any playout result.
@@ -608,7 +727,7 @@ impl<G: Game> Worker<G> {
     /// MCTS-Solver: the iteration ended on a proven node; walk up the path recomputing each
     /// ancestor's bounds from its children until one does not tighten. Also run when the proven
     /// node was proven earlier, which catches up on an update a race made another thread miss.
-    fn propagate_bounds(&self, tree: &Tree<G::Move>) {
+    fn propagate_bounds(&self, tree: &Tree) {
         for k in (0..self.path.len() - 1).rev() {
             let step = self.path[k];
             // The player to move at path[k] is the mover of path[k + 1].
@@ -617,7 +736,12 @@ impl<G: Game> Worker<G> {
             let Expansion::Expanded { first, count } = node.expansion() else {
                 return;
             };
-            let children = (first..first + count).map(|c| tree.node(c).bounds_seq_cst());
+            // A child without a node is unvisited: nothing known.
+            let children = (first..first + count).map(|e| {
+                tree.edge(e)
+                    .child()
+                    .map_or(Bounds::UNKNOWN, |c| tree.node(c).bounds_seq_cst())
+            });
             let Some(bounds) = Bounds::combine(children) else {
                 return;
             };
@@ -630,7 +754,7 @@ impl<G: Game> Worker<G> {
     /// Implicit minimax backup: recomputes each expanded node's minimax value on the path,
     /// leaf to root, as the best of its children's (from the node's mover's point of view),
     /// with proven children counting at their proven value. Stops early where nothing changed.
-    fn backup_minimax(&self, tree: &Tree<G::Move>) {
+    fn backup_minimax(&self, tree: &Tree) {
         // Each step with the next one on the path, leaf side first. The path's last node has no
         // successor: it was just expanded (which set its value), or it is a leaf or proven.
         for pair in self.path.windows(2).rev() {
@@ -639,14 +763,21 @@ impl<G: Game> Worker<G> {
             let Expansion::Expanded { first, count } = node.expansion() else {
                 continue;
             };
+            // Visited children by their proof or minimax value, the others by their static value.
             let best = (first..first + count)
-                .filter_map(|c| {
-                    let child = tree.node(c);
-                    child
-                        .bounds()
-                        .proven()
-                        .map(|p| p.value())
-                        .or_else(|| child.minimax())
+                .filter_map(|e| {
+                    let edge = tree.edge(e).read();
+                    match edge.child {
+                        Child::Node(c) => {
+                            let child = tree.node(c);
+                            child
+                                .bounds()
+                                .proven()
+                                .map(|p| p.value())
+                                .or_else(|| child.minimax())
+                        }
+                        Child::Absent | Child::Creating => edge.value,
+                    }
                 })
                 .reduce(f32::max);
             let Some(best) = best else {
@@ -668,6 +799,7 @@ impl<G: Game> Worker<G> {
     /// Adds this thread's depth statistics to the shared ones.
     fn flush(&mut self, ctl: &Control) {
         ctl.add_depths(self.depth_sum, self.depth_count, self.max_depth);
+        ctl.add_contention(std::mem::take(&mut self.contention));
         self.depth_sum = 0;
         self.depth_count = 0;
     }
@@ -690,12 +822,28 @@ impl<G: Game> Drop for ExitGuard<'_, G> {
 pub(crate) fn worker_loop<G: Game>(core: &Core<G>, thread: usize) {
     let _exit = ExitGuard(core);
     let mut worker = Worker::new(core, thread);
+    let mut tree = core.tree.load();
+    let mut epoch = core.tree.epoch();
     let mut iterations: u64 = 0;
     loop {
         if core.ctl.is_done() {
             break;
         }
-        if let Some(reason) = limits::limit_reached(core) {
+        if core.reclaimer.is_requested() {
+            // Let go of the old tree while parked, so that it is freed as soon as possible.
+            drop(tree);
+            core.reclaimer.park(
+                || core.ctl.running(),
+                || core.ctl.is_done(),
+                || core.reclaim(),
+            );
+            tree = core.tree.load();
+            epoch = core.tree.epoch();
+        } else if core.tree.epoch() != epoch {
+            tree = core.tree.load();
+            epoch = core.tree.epoch();
+        }
+        if let Some(reason) = limits::limit_reached(core, &tree) {
             core.ctl.finish(reason);
             break;
         }
@@ -707,15 +855,15 @@ pub(crate) fn worker_loop<G: Game>(core: &Core<G>, thread: usize) {
             core.ctl.finish(StopReason::Playouts);
             break;
         }
-        worker.iterate(core);
+        worker.iterate(core, &tree);
         iterations += 1;
-        if core.tree.root().bounds().is_exact() {
+        if tree.root().bounds().is_exact() {
             core.ctl.finish(StopReason::Solved);
             break;
         }
         if iterations % CHECK_INTERVAL == 0 {
             worker.flush(&core.ctl);
-            if limits::smart_prune(core) {
+            if limits::smart_prune(core, &tree) {
                 core.ctl.finish(StopReason::SmartPruning);
                 break;
             }
@@ -735,7 +883,7 @@ mod tests {
     /// children together, or at least that many for proven nodes (they absorb visits). Returns
     /// the number of nodes.
     fn check_tree<G: Game>(search: &Search<G>) -> usize {
-        let tree = &search.core.tree;
+        let tree = search.core.tree.load();
         let threshold = u64::from(search.core.params.expand_threshold.max(1));
         let mut stack = vec![ROOT];
         let mut reached = 0;
@@ -746,16 +894,19 @@ mod tests {
             assert_eq!(stats.in_flight, 0, "virtual loss left on node {index}");
             match node.expansion() {
                 Expansion::Expanded { first, count } if count > 0 => {
-                    assert!((first + count) as usize <= tree.len());
-                    let children: u64 = (first..first + count)
-                        .map(|c| tree.node(c).stats().visits)
-                        .sum();
+                    let children: Vec<u32> = (first..first + count)
+                        .filter_map(|e| tree.edge(e).child())
+                        .collect();
+                    let visits: u64 = children.iter().map(|&c| tree.node(c).stats().visits).sum();
                     if index == ROOT || !node.bounds().is_exact() {
-                        assert_eq!(stats.visits, children + threshold, "node {index}");
+                        assert_eq!(stats.visits, visits + threshold, "node {index}");
                     } else {
-                        assert!(stats.visits >= children + threshold, "node {index}");
+                        assert!(stats.visits >= visits + threshold, "node {index}");
                     }
-                    stack.extend(first..first + count);
+                    for &c in &children {
+                        assert!(tree.node(c).stats().visits > 0, "unvisited node {c}");
+                    }
+                    stack.extend(children);
                 }
                 Expansion::Expanding => panic!("node {index} left half-expanded"),
                 _ => {}

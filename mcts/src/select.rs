@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use crate::node::{Node, Stats, VALUE_SCALE};
+use crate::node::{Child, Node, Stats, VALUE_SCALE};
 use crate::params::{SearchParams, Selection};
 use crate::snapshot::Proven;
 use crate::solver::Bounds;
@@ -37,7 +37,7 @@ impl Uct {
         stats.visits + stats.in_flight * self.virtual_loss
     }
 
-    /// The child of `parent` (children `first..first + count`, `count > 0`) to descend into.
+    /// The edge of `parent` (edges `first..first + count`, `count > 0`) to descend along.
     /// `floor` is the parent's pessimistic solver bound for the player to move there, in half
     /// points, or `None` at the root.
     ///
@@ -58,14 +58,23 @@ impl Uct {
     /// skipped, the one with the best guaranteed score is returned: the iteration stops on it and
     /// the solver then proves the parent. Ties go to the lower index, which keeps
     /// single-threaded searches deterministic.
-    pub(crate) fn select<M: Copy>(
+    ///
+    /// Cost: one atomic load per edge, and for visited children the node's counters; the square
+    /// root and logarithm are taken once per call, and only UCT takes a square root per child.
+    pub(crate) fn select(
         &self,
-        tree: &Tree<M>,
-        parent: &Node<M>,
+        tree: &Tree,
+        parent: &Node,
         first: u32,
         count: u32,
         floor: Option<u8>,
-    ) -> u32 {
+        scratch: &mut Vec<ChildRead>,
+    ) -> Pick {
+        // First gather every child's counters, then score them: the children's nodes lie
+        // wherever they were created, and loads issued back to back, with no scoring branches
+        // between them, overlap their cache misses.
+        scratch.clear();
+        scratch.extend((first..first + count).map(|index| ChildRead::read(tree, index)));
         let parent_n = self.effective_visits(&parent.stats()).max(1) as f32;
         let explore = match self.selection {
             Selection::Uct => self.exploration * parent_n.ln().sqrt(),
@@ -76,11 +85,18 @@ impl Uct {
         let mut best_score = f32::NEG_INFINITY;
         let mut fallback = first;
         let mut fallback_pess = 0;
-        for index in first..first + count {
-            let child = tree.node(index);
-            let bounds = child.bounds();
+        for (index, child) in (first..).zip(scratch.iter()) {
+            let ChildRead {
+                stats,
+                bounds,
+                minimax,
+                prior,
+            } = *child;
             if bounds.is_win() {
-                return index;
+                return Pick {
+                    edge: index,
+                    busy: stats.in_flight > 0,
+                };
             }
             if bounds.pess() > fallback_pess {
                 fallback = index;
@@ -92,9 +108,7 @@ impl Uct {
             let score = if bounds.is_exact() {
                 0.5
             } else {
-                let stats = child.stats();
                 let n = self.effective_visits(&stats);
-                let minimax = child.minimax();
                 let q = if n == 0 {
                     // An unvisited child with a static value starts from it.
                     minimax.unwrap_or(self.fpu)
@@ -111,28 +125,85 @@ impl Uct {
                 match self.selection {
                     Selection::Uct => {
                         let bias = if self.prior_weight > 0.0 {
-                            self.prior_weight * child.prior() / (n as f32 + 1.0)
+                            self.prior_weight * prior / (n as f32 + 1.0)
                         } else {
                             0.0
                         };
                         q + explore / (n.max(1) as f32).sqrt() + bias
                     }
                     Selection::Puct => {
-                        let p = match child.prior() {
-                            p if p > 0.0 => p,
-                            _ => uniform,
-                        };
+                        let p = if prior > 0.0 { prior } else { uniform };
                         q + explore * p / (n as f32 + 1.0)
                     }
                 }
             };
             if score > best_score {
                 best_score = score;
-                best = Some(index);
+                best = Some((index, stats.in_flight > 0));
             }
         }
-        best.unwrap_or(fallback)
+        match best {
+            Some((edge, busy)) => Pick { edge, busy },
+            None => Pick {
+                edge: fallback,
+                busy: false,
+            },
+        }
     }
+}
+
+/// The counters of a child without a node.
+const UNVISITED: Stats = Stats {
+    visits: 0,
+    in_flight: 0,
+    value_sum: 0,
+};
+
+/// The counters of a child whose node another thread is creating.
+const IN_FLIGHT: Stats = Stats {
+    visits: 0,
+    in_flight: 1,
+    value_sum: 0,
+};
+
+/// What selection reads of one child.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChildRead {
+    stats: Stats,
+    bounds: Bounds,
+    /// The node's minimax value, or the edge's static value without a node.
+    minimax: Option<f32>,
+    prior: f32,
+}
+
+impl ChildRead {
+    fn read(tree: &Tree, edge: u32) -> Self {
+        let edge = tree.edge(edge).read();
+        let (stats, bounds, minimax) = match edge.child {
+            Child::Node(node) => {
+                let child = tree.node(node);
+                (child.stats(), child.bounds(), child.minimax())
+            }
+            // Another thread is about to arrive there: count it in flight.
+            Child::Creating => (IN_FLIGHT, Bounds::UNKNOWN, edge.value),
+            Child::Absent => (UNVISITED, Bounds::UNKNOWN, edge.value),
+        };
+        ChildRead {
+            stats,
+            bounds,
+            minimax,
+            prior: edge.prior,
+        }
+    }
+}
+
+/// The edge [`Uct::select`] chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pick {
+    /// Its index.
+    pub(crate) edge: u32,
+    /// Whether another thread was exploring that child (a virtual-loss collision).
+    pub(crate) busy: bool,
 }
 
 /// What the best-move order looks at for one child.
@@ -147,13 +218,24 @@ pub(crate) struct ChildView {
 }
 
 impl ChildView {
-    pub(crate) fn read<M: Copy>(node: &Node<M>) -> Self {
-        let stats = node.stats();
-        let bounds = node.bounds();
-        ChildView {
-            visits: stats.visits,
-            value: bounds.clamp(stats.mean().unwrap_or(0.5)),
-            bounds,
+    /// The view of the child along edge `edge` (no visits and nothing known without a node).
+    pub(crate) fn read(tree: &Tree, edge: u32) -> Self {
+        match tree.edge(edge).child() {
+            Some(index) => {
+                let node = tree.node(index);
+                let stats = node.stats();
+                let bounds = node.bounds();
+                ChildView {
+                    visits: stats.visits,
+                    value: bounds.clamp(stats.mean().unwrap_or(0.5)),
+                    bounds,
+                }
+            }
+            None => ChildView {
+                visits: 0,
+                value: 0.5,
+                bounds: Bounds::UNKNOWN,
+            },
         }
     }
 
@@ -211,15 +293,16 @@ pub(crate) fn best_first(a: &ChildView, b: &ChildView, floor: u8) -> Ordering {
     })
 }
 
-/// Views of the children `first..first + count`.
-pub(crate) fn child_views<M: Copy>(tree: &Tree<M>, first: u32, count: u32) -> Vec<ChildView> {
+/// Views of the children along edges `first..first + count`.
+pub(crate) fn child_views(tree: &Tree, first: u32, count: u32) -> Vec<ChildView> {
     (first..first + count)
-        .map(|index| ChildView::read(tree.node(index)))
+        .map(|edge| ChildView::read(tree, edge))
         .collect()
 }
 
-/// Index of the best child of a node with children `first..first + count` (`count > 0`).
-pub(crate) fn best_child<M: Copy>(tree: &Tree<M>, first: u32, count: u32) -> u32 {
+/// Index of the edge to the best child of a node with edges `first..first + count`
+/// (`count > 0`).
+pub(crate) fn best_child(tree: &Tree, first: u32, count: u32) -> u32 {
     let views = child_views(tree, first, count);
     let floor = floor_of(&views);
     let mut best = 0;
@@ -235,6 +318,7 @@ pub(crate) fn best_child<M: Copy>(tree: &Tree<M>, first: u32, count: u32) -> u32
 mod tests {
     use super::*;
     use crate::node::to_fixed;
+    use crate::tree::TreeLimits;
 
     fn view(visits: u64, value: f32, proof: Option<Proven>) -> ChildView {
         ChildView {
@@ -303,18 +387,25 @@ mod tests {
 
     #[test]
     fn selection_tries_unvisited_then_skips_losses() {
-        let tree = Tree::<u8>::new(10);
-        let first = tree.reserve(3).unwrap_or_default();
+        let tree = Tree::new(TreeLimits {
+            max_nodes: 10,
+            max_bytes: 1 << 20,
+        });
+        let first = tree.reserve_edges(3).unwrap_or_default();
         tree.root().publish_expanded(first, 3);
+        let node = |edge: u32| tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
         let uct = Uct::new(&SearchParams::default());
-        let visit = |i: u32, v: f32| {
+        let visit = |edge: u32, v: f32| {
             tree.root().arrive();
             tree.root().leave(to_fixed(v));
-            tree.node(i).arrive();
-            tree.node(i).leave(to_fixed(v));
+            tree.node(node(edge)).arrive();
+            tree.node(node(edge)).leave(to_fixed(v));
         };
-        let select = |floor| uct.select(&tree, tree.root(), first, 3, floor);
-        let prove = |i: u32, p| tree.node(i).merge_bounds(Bounds::from_proven(p));
+        let select = |floor| {
+            uct.select(&tree, tree.root(), first, 3, floor, &mut Vec::new())
+                .edge
+        };
+        let prove = |edge: u32, p| tree.node(node(edge)).merge_bounds(Bounds::from_proven(p));
         tree.root().arrive();
         tree.root().leave(0);
         assert_eq!(select(None), first);
@@ -338,5 +429,26 @@ mod tests {
         // Everything skipped: the best guaranteed child is returned.
         prove(first, Proven::Loss { plies: 0 });
         assert_eq!(select(Some(1)), first + 1);
+    }
+
+    #[test]
+    fn a_child_being_explored_counts_as_a_collision() {
+        let tree = Tree::new(TreeLimits {
+            max_nodes: 10,
+            max_bytes: 1 << 20,
+        });
+        let first = tree.reserve_edges(1).unwrap_or_default();
+        tree.root().publish_expanded(first, 1);
+        let uct = Uct::new(&SearchParams::default());
+        assert!(
+            !uct.select(&tree, tree.root(), first, 1, None, &mut Vec::new())
+                .busy
+        );
+        let child = tree.child_of(first, |_| {}, &mut 0).unwrap_or_default();
+        tree.node(child).arrive();
+        assert!(
+            uct.select(&tree, tree.root(), first, 1, None, &mut Vec::new())
+                .busy
+        );
     }
 }

@@ -153,7 +153,8 @@ pub struct Snapshot<M> {
 
 /// Reads a snapshot of `core`'s tree and control state.
 pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
-    let tree = &core.tree;
+    let tree = core.tree.load();
+    let tree = &*tree;
     let ctl = &core.ctl;
     let root = tree.root();
     let root_stats = root.stats();
@@ -173,26 +174,27 @@ pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
     };
     let views = child_views(tree, first, count);
     let floor = floor_of(&views);
-    let mut children: Vec<_> = (first..).zip(views).collect();
+    // Edges are in legal-move order; a game listing fewer moves than it did (a bug) loses the
+    // extra edges rather than panicking.
+    let mut legal = Vec::new();
+    core.root.legal_moves(&mut legal);
+    let mut children: Vec<_> = (first..).zip(legal).zip(views).collect();
     // Stable: equal children keep legal-move order.
     children.sort_by(|a, b| best_first(&a.1, &b.1, floor));
     let pv_len = core.params.pv_len.max(1);
     let moves: Vec<MoveStats<G::Move>> = children
         .iter()
         .enumerate()
-        .map(|(rank, &(index, view))| {
-            let mv = tree.node(index).mv();
-            MoveStats {
-                mv,
-                visits: view.visits,
-                value: view.value,
-                proven: view.proven().map(Proven::one_ply_more),
-                pv: if rank < core.params.multi_pv {
-                    principal_variation(tree, index, pv_len)
-                } else {
-                    vec![mv]
-                },
-            }
+        .map(|(rank, &((edge, mv), view))| MoveStats {
+            mv,
+            visits: view.visits,
+            value: view.value,
+            proven: view.proven().map(Proven::one_ply_more),
+            pv: if rank < core.params.multi_pv {
+                principal_variation(tree, &core.root, edge, mv, pv_len)
+            } else {
+                vec![mv]
+            },
         })
         .collect();
 
@@ -219,20 +221,32 @@ pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
         } else {
             ctl.reason()
         },
-        node_cap_reached: tree.cap_reached(),
-        tree_bytes: tree.len() * std::mem::size_of::<crate::node::Node<G::Move>>(),
-        reclaims: 0,
-        nodes_reclaimed: 0,
-        contention: Contention::default(),
+        node_cap_reached: tree.cap_reached() || ctl.tree_was_full(),
+        tree_bytes: tree.memory_bytes(),
+        reclaims: ctl.reclaimed().0,
+        nodes_reclaimed: ctl.reclaimed().1,
+        contention: ctl.contention(),
         reused_visits: ctl.reused_visits(),
         root_visits: root_stats.visits,
     }
 }
 
-/// The line from root child `index`: its move, then repeatedly the best visited child.
-fn principal_variation<M: Copy>(tree: &Tree<M>, index: u32, pv_len: usize) -> Vec<M> {
-    let mut pv = vec![tree.node(index).mv()];
-    let mut node = index;
+/// The line from the root's edge `edge` (move `mv` from `root`): its move, then repeatedly the
+/// best visited child, the moves listed again from the positions along the line.
+fn principal_variation<G: Game>(
+    tree: &Tree,
+    root: &G,
+    edge: u32,
+    mv: G::Move,
+    pv_len: usize,
+) -> Vec<G::Move> {
+    let mut pv = vec![mv];
+    let Some(mut node) = tree.edge(edge).child() else {
+        return pv;
+    };
+    let mut state = root.clone();
+    state.play(mv);
+    let mut legal = Vec::new();
     while pv.len() < pv_len {
         let Expansion::Expanded { first, count } = tree.node(node).expansion() else {
             break;
@@ -240,11 +254,19 @@ fn principal_variation<M: Copy>(tree: &Tree<M>, index: u32, pv_len: usize) -> Ve
         if count == 0 {
             break;
         }
-        let child = best_child(tree, first, count);
+        let best = best_child(tree, first, count);
+        let Some(child) = tree.edge(best).child() else {
+            break;
+        };
         if tree.node(child).stats().visits == 0 {
             break;
         }
-        pv.push(tree.node(child).mv());
+        state.legal_moves(&mut legal);
+        let Some(&next) = legal.get((best - first) as usize) else {
+            break;
+        };
+        pv.push(next);
+        state.play(next);
         node = child;
     }
     pv

@@ -38,8 +38,7 @@ pub(crate) struct Bounds {
 }
 
 impl Bounds {
-    /// Nothing known.
-    #[cfg(test)]
+    /// Nothing known (an unvisited child).
     pub(crate) const UNKNOWN: Bounds = Bounds {
         pess: LOSS,
         opt: WIN,

@@ -394,9 +394,11 @@ fn zero_budget_still_lists_the_moves() {
 }
 
 #[test]
-fn bytes_per_node_is_small() {
-    assert_eq!(Search::<TicTacToe>::bytes_per_node(), 40);
-    assert_eq!(Search::<Nim>::bytes_per_node(), 40);
+fn nodes_and_edges_are_small() {
+    // Moves are not stored, so the sizes do not depend on the game.
+    assert_eq!(Search::<TicTacToe>::bytes_per_node(), 32);
+    assert_eq!(Search::<Nim>::bytes_per_node(), 32);
+    assert_eq!(Search::<Nim>::bytes_per_edge(), 8);
 }
 
 #[test]
