@@ -100,6 +100,7 @@ pub(crate) struct Control {
     /// Reclaims done and nodes they dropped.
     reclaims: AtomicU32,
     nodes_reclaimed: AtomicU64,
+    reclaim_nanos: AtomicU64,
     /// Whether the tree was full at some point of the run (before a reclaim, say).
     tree_full: AtomicBool,
 }
@@ -124,6 +125,7 @@ impl Control {
             contention: Default::default(),
             reclaims: AtomicU32::new(0),
             nodes_reclaimed: AtomicU64::new(0),
+            reclaim_nanos: AtomicU64::new(0),
             tree_full: AtomicBool::new(false),
         }
     }
@@ -151,17 +153,20 @@ impl Control {
         }
     }
 
-    /// Records a reclaim that dropped `nodes` nodes.
-    pub(crate) fn add_reclaim(&self, nodes: u64) {
+    /// Records a reclaim that dropped `nodes` nodes and took `time`.
+    pub(crate) fn add_reclaim(&self, nodes: u64, time: Duration) {
         self.reclaims.fetch_add(1, Ordering::Relaxed);
         self.nodes_reclaimed.fetch_add(nodes, Ordering::Relaxed);
+        let nanos = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
+        self.reclaim_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// Reclaims in this run and the nodes they dropped.
-    pub(crate) fn reclaimed(&self) -> (u32, u64) {
+    /// Reclaims in this run, the nodes they dropped and the time they took.
+    pub(crate) fn reclaimed(&self) -> (u32, u64, Duration) {
         (
             self.reclaims.load(Ordering::Relaxed),
             self.nodes_reclaimed.load(Ordering::Relaxed),
+            Duration::from_nanos(self.reclaim_nanos.load(Ordering::Relaxed)),
         )
     }
 

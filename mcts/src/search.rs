@@ -98,10 +98,11 @@ impl<G: Game> Core<G> {
 
     /// Replaces the full tree by a copy of its most visited part (every thread is parked).
     fn reclaim(&self) {
+        let started = std::time::Instant::now();
         let old = self.tree.load();
         let (fresh, dropped) = old.compact(ROOT, old.limits(), old.reclaim_budget());
         self.tree.replace(fresh);
-        self.ctl.add_reclaim(dropped);
+        self.ctl.add_reclaim(dropped, started.elapsed());
         // `old` is freed when the last parked thread picks up the new tree.
     }
 }

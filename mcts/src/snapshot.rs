@@ -136,6 +136,9 @@ pub struct Snapshot<M> {
     pub reclaims: u32,
     /// Nodes dropped by those reclaims.
     pub nodes_reclaimed: u64,
+    /// Time the search threads stood still for those reclaims (the copy is made by one thread
+    /// while the others wait).
+    pub reclaim_time: Duration,
     /// Contention between the search threads in this search.
     pub contention: Contention,
     /// Visits the root already had when this search started (tree reuse, or an earlier run).
@@ -225,6 +228,7 @@ pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
         tree_bytes: tree.memory_bytes(),
         reclaims: ctl.reclaimed().0,
         nodes_reclaimed: ctl.reclaimed().1,
+        reclaim_time: ctl.reclaimed().2,
         contention: ctl.contention(),
         reused_visits: ctl.reused_visits(),
         root_visits: root_stats.visits,
