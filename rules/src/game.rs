@@ -8,65 +8,169 @@ use crate::moves::{Move, ParseMoveError};
 use crate::outcome::Outcome;
 use crate::play::{IllegalMove, IllegalReason};
 use crate::position::Position;
+use crate::unit::Player;
 
-/// Hashes of the positions since the last entry, for the threefold-repetition rule in search.
+/// Hashes of the positions since the last irreversible turn, for the threefold-repetition rule
+/// in search.
 ///
-/// Entries are the only irreversible turns: the counts in hand are part of a position's
-/// identity and only entries change them, so no position before an entry can ever recur.
-/// The window therefore restarts at every entry, and only every second hash (same side to move)
-/// needs comparing. Hash equality stands in for position identity here; [`Game`] compares
-/// positions exactly.
+/// Hash equality stands in for position identity here; [`Game`] compares positions exactly.
+///
+/// # Why it is cheap
+///
+/// - **Short windows.** The *stage* of a position, twice the men in hand plus the occupied
+///   squares, never increases from one position to the next and drops at exactly two kinds of
+///   turn: entries and captures that empty a square (the proof is at `stage` in the source).
+///   Positions of different stages differ, and a stage once left never comes back, so no
+///   position before such a turn can recur: the window restarts there. Captures that empty no
+///   square keep the window, since freeing prisoners can undo a capture's effect on the board
+///   (RULES.md §9). Restarting at emptying captures as well as at entries cuts the average
+///   window of a uniform random playout from 64 positions to 16.
+/// - **One side at a time.** A position can only equal one with the same side to move, so each
+///   side's hashes are kept apart and a record scans one contiguous slice.
+/// - **No scan for a new position.** Each side's hashes carry a 64-bit one-hash Bloom filter;
+///   most positions miss it and are known to be new at once.
+/// - **Cached count.** [`Repetitions::count_last`] is a field read: the search asks for it
+///   several times per node.
+///
+/// Together they cut the instructions of uniform random playouts from the start by 28%
+/// (cachegrind, 10,000 playouts: 735 M before, 531 M after, 506 M with no repetition check at
+/// all; issue 16).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Repetitions {
+    /// The window's positions with White to move, and with Black to move.
+    sides: [SameSide; 2],
+    /// [`stage`] of every position in the window.
+    stage: u32,
+    /// How often the last position occurs in the window (0 when empty).
+    count: usize,
+}
+
+/// The hashes of a window's positions with one side to move.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct SameSide {
+    /// Oldest first.
     hashes: Vec<u64>,
+    /// Bit `h % 64` is set for every hash `h` in `hashes`: a hash whose bit is clear is not
+    /// there.
+    seen: u64,
+}
+
+impl SameSide {
+    /// Adds `hash`; returns how often it now occurs.
+    #[inline]
+    fn add(&mut self, hash: u64) -> usize {
+        let bit = 1 << (hash % 64);
+        let earlier = if self.seen & bit == 0 {
+            0
+        } else {
+            self.hashes.iter().filter(|&&h| h == hash).count()
+        };
+        self.seen |= bit;
+        self.hashes.push(hash);
+        earlier + 1
+    }
+
+    fn clear(&mut self) {
+        self.hashes.clear();
+        self.seen = 0;
+    }
+
+    fn copy_from(&mut self, other: &SameSide) {
+        self.hashes.clear();
+        self.hashes.extend_from_slice(&other.hashes);
+        self.seen = other.seen;
+    }
+}
+
+/// A measure of irreversible progress: twice the men in hand of both sides plus the occupied
+/// squares. It depends only on a position's identity (RULES.md §3), so positions of different
+/// stages differ.
+///
+/// Only entries and captures change it, and both only ever lower it:
+/// - an entry of `n ≥ 1` men fills one empty square and takes `n` men from a hand: `1 − 2n < 0`
+///   (men in hand are never given back);
+/// - a step moves a unit from one square to an empty one: no change;
+/// - in a capture chain the jumping unit leaves its start square and occupies only its final
+///   landing square, and each jumped unit keeps a controller, has its prisoners freed (the square
+///   stays occupied, now by the mover) or, being a lone man without prisoners, leaves its square
+///   empty (RULES.md §7.1): minus one per emptied square.
+#[inline]
+fn stage(pos: &Position) -> u32 {
+    let hands = u32::from(pos.in_hand(Player::White)) + u32::from(pos.in_hand(Player::Black));
+    let occupied = (pos.units_of(Player::White) | pos.units_of(Player::Black)).count_ones();
+    2 * hands + occupied
 }
 
 impl Repetitions {
     /// A window holding only `start`.
     pub fn new(start: &Position) -> Repetitions {
-        let mut hashes = Vec::with_capacity(64);
-        hashes.push(start.hash());
-        Repetitions { hashes }
+        let side = || SameSide {
+            hashes: Vec::with_capacity(32),
+            seen: 0,
+        };
+        let mut window = Repetitions {
+            sides: [side(), side()],
+            stage: 0,
+            count: 0,
+        };
+        window.restart(start);
+        window
+    }
+
+    /// Empties the window and records `pos` as its first position.
+    fn restart(&mut self, pos: &Position) {
+        for side in &mut self.sides {
+            side.clear();
+        }
+        self.stage = stage(pos);
+        self.count = self.sides[pos.side_to_move() as usize].add(pos.hash());
     }
 
     /// Records `pos`, reached by playing `mv`; returns how often `pos` has now occurred.
+    ///
+    /// The window restarts when the stage changes (see [`Repetitions`]); debug builds check that
+    /// it never rises and that every entry lowers it.
     #[inline]
     pub fn record(&mut self, mv: Move, pos: &Position) -> usize {
-        if mv.is_entry() {
-            self.hashes.clear();
+        let stage = stage(pos);
+        if self.count == 0 || stage != self.stage {
+            debug_assert!(
+                self.count == 0 || stage < self.stage,
+                "{mv} raised the stage to {stage} from {}: {pos}",
+                self.stage
+            );
+            self.restart(pos);
+        } else {
+            debug_assert!(!mv.is_entry(), "the entry {mv} kept the stage: {pos}");
+            self.count = self.sides[pos.side_to_move() as usize].add(pos.hash());
         }
-        self.hashes.push(pos.hash());
-        self.count_last()
+        self.count
     }
 
-    /// How often the last recorded position has occurred in the window.
+    /// How often the last recorded position has occurred in the window (cached by
+    /// [`Repetitions::record`]).
     #[inline]
     pub fn count_last(&self) -> usize {
-        let Some(&last) = self.hashes.last() else {
-            return 0;
-        };
-        self.hashes
-            .iter()
-            .rev()
-            .step_by(2)
-            .filter(|&&h| h == last)
-            .count()
+        self.count
     }
 
     /// Number of positions in the window.
     pub fn len(&self) -> usize {
-        self.hashes.len()
+        self.sides.iter().map(|s| s.hashes.len()).sum()
     }
 
     /// True when nothing has been recorded.
     pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
+        self.count == 0
     }
 
     /// Makes `self` a copy of `other`, reusing storage (cheap per-playout resets in search).
     pub fn copy_from(&mut self, other: &Repetitions) {
-        self.hashes.clear();
-        self.hashes.extend_from_slice(&other.hashes);
+        for (mine, theirs) in self.sides.iter_mut().zip(&other.sides) {
+            mine.copy_from(theirs);
+        }
+        self.stage = other.stage;
+        self.count = other.count;
     }
 }
 
@@ -234,19 +338,22 @@ impl Game {
         Some(mv)
     }
 
-    /// The repetition window of the current position, for search.
+    /// The repetition window of the current position, for search: the positions since the last
+    /// entry or capture that emptied a square (see [`Repetitions`]).
     pub fn repetitions(&self) -> Repetitions {
-        let since_entry = self
-            .moves
+        let current = stage(self.position());
+        // The stage never increases along a game, so the positions sharing the current one
+        // form a suffix of the history.
+        let since = self
+            .positions
             .iter()
-            .rposition(|m| m.is_entry())
+            .rposition(|p| stage(p) != current)
             .map_or(0, |i| i + 1);
-        Repetitions {
-            hashes: self.positions[since_entry..]
-                .iter()
-                .map(|p| p.hash())
-                .collect(),
+        let mut window = Repetitions::new(&self.positions[since]);
+        for (m, p) in self.moves[since..].iter().zip(&self.positions[since + 1..]) {
+            window.record(*m, p);
         }
+        window
     }
 }
 
@@ -294,6 +401,38 @@ mod tests {
         ));
         assert!(game.undo().is_some());
         assert!(game.outcome().is_none());
+    }
+
+    /// The window restarts exactly where earlier positions become unreachable: at entries and at
+    /// captures that empty a square, not at captures that free prisoners.
+    #[test]
+    fn window_restarts_only_at_irreversible_turns() {
+        let window_after = |fen: &str, moves: &[&str]| {
+            let game = Game::from_fen_and_moves(fen, moves).unwrap();
+            let mut reps = Repetitions::new(game.start());
+            for (m, p) in game.moves().iter().zip(&game.positions()[1..]) {
+                assert_eq!(reps.record(*m, p), game.repetition_count());
+            }
+            assert_eq!(reps, game.repetitions());
+            reps.len()
+        };
+        // c3xe5 takes d4's only man: d4 is empty and no earlier position can come back.
+        assert_eq!(
+            window_after("9/9/9/9/9/3a@5/2A@6/9/9 w 40 0,0", &["c3xe5"]),
+            1
+        );
+        // c3xe5 takes d4's controller and frees its white prisoner: every square stays occupied.
+        let fen = "9/9/9/9/9/3aa5/2A@6/9/9 w 40 0,0";
+        assert_eq!(window_after(fen, &["c3xe5"]), 2);
+        // Entries restart it too.
+        let opening = ["a1", "i9", "c1", "g9"];
+        assert_eq!(window_after("9/9/9/9/9/9/9/9/9 w 0 12,12", &opening), 1);
+        let mut reps = Repetitions::default();
+        assert!(reps.is_empty());
+        assert_eq!(reps.count_last(), 0);
+        let a1: Move = "a1".parse().unwrap();
+        assert_eq!(reps.record(a1, &Position::initial().play(a1).unwrap()), 1);
+        assert_eq!(reps.count_last(), 1);
     }
 
     #[test]

@@ -70,3 +70,106 @@ pub fn random_playout<R: Rng + ?Sized>(
         turns: max_turns,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Game;
+
+    /// [`random_playout`] written naively: the same random stream and move choice, but the
+    /// repetition rule judged by [`Game`], which compares whole positions over the whole history.
+    fn exact_playout(mut game: Game, seed: u64, max_turns: u32) -> (Playout, Position) {
+        let mut rng = playout_rng(seed);
+        let mut scratch = MoveList::new();
+        let mut turns = 0;
+        let outcome = loop {
+            let pos = game.position();
+            if turns == max_turns {
+                break pos.outcome();
+            }
+            let Some(m) = pos.random_move(&mut scratch, |n| uniform(&mut rng, n)) else {
+                break pos.outcome();
+            };
+            game.play(m).unwrap();
+            turns += 1;
+            if game.repetition_count() >= 3 {
+                break Some(Outcome::REPETITION);
+            }
+        };
+        (Playout { outcome, turns }, *game.position())
+    }
+
+    fn fast_playout(game: &Game, seed: u64, max_turns: u32) -> (Playout, Position) {
+        let mut pos = *game.position();
+        let mut reps = game.repetitions();
+        let p = random_playout(&mut pos, &mut reps, &mut playout_rng(seed), max_turns);
+        (p, pos)
+    }
+
+    #[test]
+    fn playouts_apply_the_exact_repetition_rule() {
+        let starts = [
+            // Lone units and small endgames, where repetition draws are common.
+            "9/9/9/9/4a@4/9/9/9/A@8 w 40 0,0",
+            "9/9/2a@3a@2/9/9/9/2A@3A@2/9/9 w 40 0,0",
+            "9/9/9/3ab5/9/5AB3/9/9/9 w 40 0,0",
+            "9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0",
+            "9/9/9/9/9/9/9/9/9 w 0 12,12",
+        ];
+        let mut repetitions = 0;
+        for fen in starts {
+            for seed in 0..100 {
+                let game = Game::new(fen.parse().unwrap());
+                let fast = fast_playout(&game, seed, 400);
+                assert_eq!(fast, exact_playout(game, seed, 400), "{fen} seed {seed}");
+                repetitions += usize::from(fast.0.outcome == Some(Outcome::REPETITION));
+            }
+        }
+        // 57 of these 500 playouts end by repetition.
+        assert!(repetitions >= 40, "{repetitions}");
+        // A window handed over from a game's history: the start position has occurred twice.
+        let shuffle = ["a1-b2", "e5-d6", "b2-a1", "d6-e5"];
+        let game = Game::from_fen_and_moves(starts[0], &shuffle).unwrap();
+        for seed in 0..40 {
+            let fast = fast_playout(&game, seed, 400);
+            assert_eq!(fast, exact_playout(game.clone(), seed, 400), "seed {seed}");
+        }
+    }
+
+    /// Playouts from fixed seeds, recorded before the repetition window was made cheaper
+    /// (issue 16): the random stream and the games it produces must not change.
+    #[test]
+    fn seeded_playouts_are_unchanged() {
+        let describe = |seed: u64| {
+            let (p, pos) = fast_playout(&Game::new(Position::initial()), seed, 400);
+            let outcome = p.outcome.map_or("unfinished".to_owned(), |o| o.to_string());
+            format!("{seed} {} {outcome} {pos}", p.turns)
+        };
+        assert_eq!(
+            describe(0),
+            "0 77 1-0 (no-units) 9/1A@5AA1/AB1AC6/1AC1A@5/8A@/7BA1/9/9/4CB4 b 77 0,0"
+        );
+        assert_eq!(
+            describe(2),
+            "2 231 1-0 (no-units) AB8/9/8F@/9/9/9/2AC5AG/3C@5/9 b 231 0,0"
+        );
+        assert_eq!(
+            describe(5),
+            "5 148 0-1 (no-units) 8ab/9/9/9/6a@2/1b@5bc1/ae1a@3b@2/9/bb8 w 148 0,0"
+        );
+        // A digest (FNV-1a) of 300 playouts, 4 of them drawn by repetition.
+        let mut digest: u64 = 0xCBF2_9CE4_8422_2325;
+        let mut repetitions = 0;
+        for seed in 0..300 {
+            let line = describe(seed);
+            repetitions += usize::from(line.contains("repetition"));
+            for b in line.bytes().chain([b'\n']) {
+                digest = (digest ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
+            }
+        }
+        assert_eq!(
+            (format!("{digest:016x}"), repetitions),
+            ("b00134f0c561d944".to_owned(), 4)
+        );
+    }
+}
