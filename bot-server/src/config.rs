@@ -49,10 +49,20 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_MAX_PLAYOUTS", default_value_t = 50_000_000)]
     pub max_playouts: u64,
 
-    /// Largest search tree (nodes) of one search (at least 1000). A full tree does not stop the
-    /// search: it goes on without growing the tree, and its statistics say `node_cap_reached`.
+    /// Largest search tree (nodes) of one search (at least 1000), a cap kept for compatibility
+    /// beside --max-tree-memory. A full tree does not stop the search: it reclaims its
+    /// least-visited subtrees and grows on, and its statistics say `node_cap_reached`.
     #[arg(long, env = "EMERGO_MAX_NODES", default_value_t = 4_000_000)]
     pub max_nodes: usize,
+
+    /// Memory all search trees together may hold: running searches and kept trees (at least
+    /// 16MiB). A size such as 512MiB, 2GiB, 1G or plain bytes (K, M, G count powers of 1000;
+    /// Ki, Mi, Gi powers of 1024). A search gets the budget's share of its threads (budget ×
+    /// threads / --threads), evicting kept trees for room; a full tree reclaims and grows on.
+    /// Default: a quarter of the machine's memory (the smaller of MemTotal and the cgroup v2
+    /// limit), between 256MiB and 16GiB; 1GiB when neither can be read.
+    #[arg(long, env = "EMERGO_MAX_TREE_MEMORY", value_name = "SIZE", value_parser = parse_byte_size)]
+    pub max_tree_memory: Option<u64>,
 
     /// Games whose search tree is kept for reuse (least recently used ones are dropped).
     #[arg(long, env = "EMERGO_KEPT_GAMES", default_value_t = 64)]
@@ -155,6 +165,62 @@ pub struct ServerConfig {
     pub mcts: MctsConfig,
 }
 
+/// Parses a byte size: plain bytes or a number with a unit (`512MiB`, `2GiB`, `1.5G`, `64 KiB`);
+/// K, M, G, T count powers of 1000, Ki, Mi, Gi, Ti powers of 1024 (the `bytesize` crate's
+/// rules). Sizes beyond `u64` saturate.
+pub fn parse_byte_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    text.parse::<bytesize::ByteSize>()
+        .map(|size| size.as_u64())
+        .map_err(|_| {
+            format!(
+                "{:?} is not a size: give bytes or a number with a unit, such as 512MiB, 2GiB or 1G",
+                text.chars().take(40).collect::<String>()
+            )
+        })
+}
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// Smallest `--max-tree-memory`: room for a few searches' trees of a useful size.
+pub const MIN_TREE_MEMORY: u64 = 16 * MIB;
+
+/// The default `--max-tree-memory` for a machine with `mem_total` bytes of memory
+/// (`/proc/meminfo` MemTotal) and a cgroup v2 limit of `cgroup_max` bytes: a quarter of the
+/// smaller, clamped to 256 MiB ..= 16 GiB; 1 GiB when neither is known.
+pub fn default_tree_memory_for(mem_total: Option<u64>, cgroup_max: Option<u64>) -> u64 {
+    let memory = match (mem_total, cgroup_max) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    memory.map_or(GIB, |m| (m / 4).clamp(256 * MIB, 16 * GIB))
+}
+
+/// The default `--max-tree-memory` of this machine ([`default_tree_memory_for`] with what
+/// `/proc/meminfo` and `/sys/fs/cgroup/memory.max` say).
+pub fn default_tree_memory() -> u64 {
+    let mem_total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| meminfo_total(&text));
+    let cgroup_max = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok());
+    default_tree_memory_for(mem_total, cgroup_max)
+}
+
+/// MemTotal of a `/proc/meminfo` text, in bytes.
+fn meminfo_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let n: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => n.checked_mul(1024),
+        None => Some(n),
+        Some(_) => None,
+    }
+}
+
 /// Parses `--mcts`: settings `key=value` separated by commas, applied to the default.
 pub fn parse_mcts(text: &str) -> Result<MctsConfig, String> {
     let mut config = MctsConfig::default();
@@ -180,6 +246,7 @@ impl Default for ServerConfig {
             max_time_ms: 60_000,
             max_playouts: 50_000_000,
             max_nodes: 4_000_000,
+            max_tree_memory: None,
             kept_games: 64,
             kept_nodes: 8_000_000,
             metrics_listen: None,
@@ -268,6 +335,15 @@ pub enum ConfigError {
         /// The value given.
         nodes: usize,
     },
+    /// `--max-tree-memory` too small for search trees.
+    #[error(
+        "--max-tree-memory {bytes} bytes is too small: search trees need at least 16MiB \
+         ({MIN_TREE_MEMORY} bytes)"
+    )]
+    TooLittleTreeMemory {
+        /// The value given.
+        bytes: u64,
+    },
     /// An unknown `--log-format` (clap checks the flag; code can set anything).
     #[error("--log-format {0:?}: expected text or json")]
     LogFormat(String),
@@ -346,6 +422,9 @@ impl ServerConfig {
                 nodes: self.max_nodes,
             });
         }
+        if let Some(bytes) = self.max_tree_memory.filter(|&b| b < MIN_TREE_MEMORY) {
+            return Err(ConfigError::TooLittleTreeMemory { bytes });
+        }
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(ConfigError::LogFormat(self.log_format.clone()));
         }
@@ -359,6 +438,12 @@ impl ServerConfig {
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         }
+    }
+
+    /// The tree-memory budget in bytes: `--max-tree-memory`, or this machine's default
+    /// ([`default_tree_memory`]).
+    pub fn tree_memory_budget(&self) -> u64 {
+        self.max_tree_memory.unwrap_or_else(default_tree_memory)
     }
 
     /// Most threads per request.
@@ -508,6 +593,72 @@ mod tests {
             ..ServerConfig::default()
         };
         assert!(matches!(validated(both), Err(ConfigError::TwoTokens)));
+    }
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_byte_size("512MiB"), Ok(512 * MIB));
+        assert_eq!(parse_byte_size("2GiB"), Ok(2 * GIB));
+        assert_eq!(parse_byte_size("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_byte_size(" 64 KiB "), Ok(64 * 1024));
+        assert_eq!(parse_byte_size("1.5GiB"), Ok(3 * GIB / 2));
+        assert_eq!(parse_byte_size("123456789"), Ok(123_456_789));
+        // Absurd sizes saturate instead of overflowing.
+        assert_eq!(parse_byte_size("99999999999EiB"), Ok(u64::MAX));
+        for bad in [
+            "",
+            "MiB",
+            "-1GiB",
+            "12 parsecs",
+            "1e9",
+            "1..5G",
+            &"9".repeat(500),
+        ] {
+            let e = parse_byte_size(bad).unwrap_err();
+            assert!(e.contains("is not a size"), "{bad:?}: {e}");
+            assert!(e.len() < 200, "{e}");
+        }
+    }
+
+    #[test]
+    fn default_tree_memory_is_a_quarter_of_the_smaller_limit_clamped() {
+        // 16 GiB machine: 4 GiB; in a 2 GiB cgroup: 512 MiB.
+        assert_eq!(default_tree_memory_for(Some(16 * GIB), None), 4 * GIB);
+        assert_eq!(
+            default_tree_memory_for(Some(16 * GIB), Some(2 * GIB)),
+            512 * MIB
+        );
+        assert_eq!(default_tree_memory_for(None, Some(2 * GIB)), 512 * MIB);
+        // Clamped to 256 MiB ..= 16 GiB; 1 GiB when nothing is known.
+        assert_eq!(default_tree_memory_for(Some(512 * MIB), None), 256 * MIB);
+        assert_eq!(default_tree_memory_for(Some(1024 * GIB), None), 16 * GIB);
+        assert_eq!(default_tree_memory_for(None, None), GIB);
+        let here = default_tree_memory();
+        assert!((256 * MIB..=16 * GIB).contains(&here), "{here}");
+        assert_eq!(ServerConfig::default().tree_memory_budget(), here);
+        assert_eq!(
+            meminfo_total("MemTotal:       16318412 kB\nMemFree: 1 kB\n"),
+            Some(16_318_412 * 1024)
+        );
+        assert_eq!(meminfo_total("MemFree: 1 kB\n"), None);
+        assert_eq!(meminfo_total("MemTotal: lots kB\n"), None);
+    }
+
+    #[test]
+    fn tree_memory_below_the_minimum_is_refused() {
+        let small = ServerConfig {
+            max_tree_memory: Some(MIN_TREE_MEMORY - 1),
+            ..ServerConfig::default()
+        };
+        let e = validated(small).unwrap_err();
+        assert!(matches!(e, ConfigError::TooLittleTreeMemory { .. }), "{e}");
+        assert!(e.to_string().starts_with("--max-tree-memory"), "{e}");
+        let ok = validated(ServerConfig {
+            max_tree_memory: Some(MIN_TREE_MEMORY),
+            ..ServerConfig::default()
+        })
+        .unwrap();
+        assert_eq!(ok.tree_memory_budget(), MIN_TREE_MEMORY);
     }
 
     #[test]

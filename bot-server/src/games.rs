@@ -5,6 +5,8 @@
 //! the old one, the tree is advanced along the moves played since and keeps the visits below
 //! them. Taking the entry out means two concurrent requests for one game never share a tree.
 //! Bounded by a number of games and a total number of nodes; the least recently used go first.
+//! Kept trees also hold their bytes of the tree-memory budget ([`crate::memory`]), and a search
+//! that needs room evicts the least recently used ones ([`GameStore::evict_oldest`]).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -13,6 +15,17 @@ use emergo_mcts::Search;
 use emergo_rules::Move;
 
 use crate::engine::EmergoState;
+use crate::memory::TreeGrant;
+
+/// A search tree and the bytes of the tree-memory budget that pay for it. Fields drop in
+/// declaration order: the tree is freed before its bytes go back to the budget.
+#[derive(Debug)]
+pub struct BudgetedSearch {
+    /// The search (not running).
+    pub search: Search<EmergoState>,
+    /// Its grant; keep it declared after `search`.
+    pub grant: TreeGrant,
+}
 
 /// A parked tree and the position its root stands for.
 pub struct KeptGame {
@@ -20,8 +33,8 @@ pub struct KeptGame {
     pub fen: String,
     /// Moves from the FEN to the tree's root.
     pub moves: Vec<Move>,
-    /// The search (not running).
-    pub search: Search<EmergoState>,
+    /// The search and its grant.
+    pub tree: BudgetedSearch,
 }
 
 impl KeptGame {
@@ -54,21 +67,43 @@ impl GameStore {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Removes and returns the tree kept for `id`.
+    /// Removes and returns the tree kept for `id`; its grant counts as a running search's again.
     pub fn take(&self, id: &str) -> Option<KeptGame> {
-        let mut entries = self.lock();
-        let i = entries.iter().position(|(k, _)| k == id)?;
-        entries.remove(i).map(|(_, g)| g)
+        let mut game = {
+            let mut entries = self.lock();
+            let i = entries.iter().position(|(k, _)| k == id)?;
+            entries.remove(i).map(|(_, g)| g)?
+        };
+        game.tree.grant.set_kept(false);
+        Some(game)
     }
 
-    /// Parks a tree as the most recently used, evicting old ones beyond the bounds. The evicted
-    /// trees (or `game` itself, if it cannot be kept) are returned: freeing a large tree takes
-    /// milliseconds, so the caller drops them when it suits it, and never under the lock.
+    /// Removes and returns the least recently used tree, to make room in the tree-memory budget
+    /// (dropping it frees the tree, then its bytes).
+    pub fn evict_oldest(&self) -> Option<KeptGame> {
+        self.lock().pop_front().map(|(_, g)| g)
+    }
+
+    /// Parks a tree as the most recently used, evicting old ones beyond the bounds. Its grant
+    /// shrinks to the bytes the tree holds; a tree holding more than its grant covers (which the
+    /// search's memory limit should prevent) is not kept. The evicted trees (or `game`'s own,
+    /// if it cannot be kept) are returned: freeing a large tree takes milliseconds, so the caller
+    /// drops them when it suits it, and never under the lock.
     #[must_use = "dropping the evicted trees frees their memory; do it off the async runtime"]
-    pub fn put(&self, id: String, game: KeptGame) -> Vec<Search<EmergoState>> {
-        if self.max_games == 0 || game.search.node_count() > self.max_nodes {
-            return vec![game.search];
+    pub fn put(&self, id: String, mut game: KeptGame) -> Vec<BudgetedSearch> {
+        let held = game.tree.search.memory_bytes();
+        if held > game.tree.grant.bytes() {
+            // Only from free memory: a tree over its limit must not push others out.
+            game.tree.grant.grow_to(held, || false);
         }
+        if self.max_games == 0
+            || game.tree.search.node_count() > self.max_nodes
+            || held > game.tree.grant.bytes()
+        {
+            return vec![game.tree];
+        }
+        game.tree.grant.shrink_to(held);
+        game.tree.grant.set_kept(true);
         let mut evicted = Vec::new();
         {
             let mut entries = self.lock();
@@ -76,16 +111,19 @@ impl GameStore {
                 evicted.extend(entries.remove(i));
             }
             entries.push_back((id, game));
-            let mut nodes: usize = entries.iter().map(|(_, g)| g.search.node_count()).sum();
+            let mut nodes: usize = entries
+                .iter()
+                .map(|(_, g)| g.tree.search.node_count())
+                .sum();
             while entries.len() > self.max_games || nodes > self.max_nodes {
                 let Some(old) = entries.pop_front() else {
                     break;
                 };
-                nodes -= old.1.search.node_count();
+                nodes -= old.1.tree.search.node_count();
                 evicted.push(old);
             }
         }
-        evicted.into_iter().map(|(_, g)| g.search).collect()
+        evicted.into_iter().map(|(_, g)| g.tree).collect()
     }
 
     /// Number of kept games.
@@ -102,5 +140,93 @@ impl GameStore {
     pub fn clear(&self) {
         let all: Vec<_> = self.lock().drain(..).collect();
         drop(all);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use emergo_mcts::SearchParams;
+    use emergo_rules::Position;
+
+    use super::*;
+    use crate::memory::TreeMemory;
+
+    const MIB: usize = 1 << 20;
+
+    /// A finished 300-playout search with its grant of `share` bytes.
+    fn searched(memory: &Arc<TreeMemory>, share: usize) -> BudgetedSearch {
+        let mut grant = memory.grant();
+        let params = SearchParams {
+            max_playouts: Some(300),
+            max_tree_bytes: grant.grow_to(share, || false),
+            ..SearchParams::default()
+        };
+        let mut search = Search::new(EmergoState::new(Position::initial()), params);
+        search.run();
+        BudgetedSearch { search, grant }
+    }
+
+    fn kept(tree: BudgetedSearch) -> KeptGame {
+        KeptGame {
+            fen: String::new(),
+            moves: Vec::new(),
+            tree,
+        }
+    }
+
+    /// Issue 16 item 2: a kept tree's grant shrinks to what the tree holds and counts as kept;
+    /// taken out again it is a running search's; evicted or dropped, its bytes come back.
+    #[test]
+    fn kept_trees_hold_what_they_use_of_the_budget() {
+        let memory = Arc::new(TreeMemory::new(64 * MIB, 2));
+        let store = GameStore::new(4, 1_000_000);
+        let tree = searched(&memory, memory.share(1));
+        let held = tree.search.memory_bytes();
+        assert!(held > 0 && held < 32 * MIB, "{held}");
+        assert_eq!(memory.in_use(), 32 * MIB);
+        assert!(store.put("g1".into(), kept(tree)).is_empty());
+        assert_eq!((memory.in_use(), memory.kept()), (held, held));
+        let game = store.take("g1").unwrap();
+        assert_eq!((memory.in_use(), memory.kept()), (held, 0));
+        assert!(store.put("g1".into(), game).is_empty());
+        let second = searched(&memory, memory.share(1));
+        let held2 = second.search.memory_bytes();
+        assert!(store.put("g2".into(), kept(second)).is_empty());
+        assert_eq!(memory.kept(), held + held2);
+        // Eviction takes the least recently used first.
+        let oldest = store.evict_oldest().unwrap();
+        assert_eq!(oldest.tree.grant.bytes(), held);
+        drop(oldest);
+        assert_eq!((memory.in_use(), memory.kept()), (held2, held2));
+        store.clear();
+        assert_eq!((memory.in_use(), memory.kept()), (0, 0));
+        assert!(store.evict_oldest().is_none());
+    }
+
+    /// A store that keeps nothing hands the tree back with its grant untouched; so it does with
+    /// a tree holding more than its grant pays for.
+    #[test]
+    fn trees_that_cannot_be_kept_are_handed_back() {
+        let memory = Arc::new(TreeMemory::new(64 * MIB, 1));
+        let none = GameStore::new(0, 1_000_000);
+        let back = none.put("g".into(), kept(searched(&memory, 8 * MIB)));
+        assert_eq!(back.len(), 1);
+        assert_eq!((memory.in_use(), memory.kept()), (8 * MIB, 0));
+        drop(back);
+        assert_eq!(memory.in_use(), 0);
+        // A tree whose grant is smaller than the tree (here: none at all), with no free budget
+        // to cover it, is not kept.
+        let store = GameStore::new(4, 1_000_000);
+        let mut tree = searched(&memory, 8 * MIB);
+        tree.grant = memory.grant();
+        let mut all = memory.grant();
+        all.grow_to(memory.budget(), || false);
+        let back = store.put("g".into(), kept(tree));
+        assert_eq!(back.len(), 1);
+        assert!(store.is_empty());
+        drop((back, all));
+        assert_eq!(memory.in_use(), 0);
     }
 }

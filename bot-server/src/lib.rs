@@ -6,7 +6,8 @@
 //!
 //! - [`engine`]: the Emergo adapter for the generic MCTS (`emergo-mcts`).
 //! - [`request`]: client messages checked into domain values; [`error`]: errors → gRPC codes.
-//! - [`admission`]: the server-wide search-thread budget with a fair bounded queue.
+//! - [`admission`]: the server-wide search-thread budget with a fair bounded queue;
+//!   [`memory`]: the tree-memory budget shared by running searches and kept trees.
 //! - [`runner`]: one search per request on its own threads: deadlines, streaming, cancellation,
 //!   tree reuse ([`games`]), shutdown.
 //! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
@@ -25,6 +26,7 @@ pub mod games;
 pub mod http;
 pub mod http_policy;
 pub mod logging;
+pub mod memory;
 pub mod metrics;
 pub mod net;
 pub mod players;

@@ -1,4 +1,5 @@
-//! Prometheus metrics: requests by RPC and status, latency, queue, running searches, playouts.
+//! Prometheus metrics: requests by RPC and status, latency, queue, running searches, playouts,
+//! tree memory (in use, kept, budget) and reclaims.
 //!
 //! Recording goes through the `metrics` facade (a no-op until a recorder is installed), so the
 //! service code records unconditionally; `--metrics-listen` installs the Prometheus recorder and
@@ -29,10 +30,25 @@ pub fn running_searches(n: usize) {
     metrics::gauge!("emergo_running_searches").set(n as f64);
 }
 
-/// Records a finished search.
-pub fn search_finished(playouts: u64, playouts_per_second: f64) {
+/// Records a finished search: its playouts, its speed, and how often its full tree was
+/// reclaimed (and how many nodes that dropped).
+pub fn search_finished(playouts: u64, playouts_per_second: f64, reclaims: u32, reclaimed: u64) {
     metrics::counter!("emergo_playouts_total").increment(playouts);
     metrics::gauge!("emergo_last_search_playouts_per_second").set(playouts_per_second);
+    metrics::counter!("emergo_tree_reclaims_total").increment(u64::from(reclaims));
+    metrics::counter!("emergo_tree_nodes_reclaimed_total").increment(reclaimed);
+}
+
+/// Records the tree-memory budget (`--max-tree-memory`).
+pub fn tree_memory_budget(bytes: usize) {
+    metrics::gauge!("emergo_tree_memory_budget_bytes").set(bytes as f64);
+}
+
+/// Records the tree memory in use (granted to running searches plus held by kept trees) and the
+/// part held by kept trees.
+pub fn tree_memory(in_use: usize, kept: usize) {
+    metrics::gauge!("emergo_tree_memory_bytes").set(in_use as f64);
+    metrics::gauge!("emergo_kept_tree_bytes").set(kept as f64);
 }
 
 /// The gRPC code's canonical name, e.g. `RESOURCE_EXHAUSTED`.

@@ -4,6 +4,10 @@
 //! Each search runs on its own OS threads (the MCTS crate's), watched by one supervisor thread
 //! that takes snapshots every report interval and hands them to the async side through a
 //! channel. Nothing here blocks the tokio runtime: the async side only awaits channels.
+//!
+//! Each search's tree is paid for by a grant of the tree-memory budget ([`crate::memory`]),
+//! taken by the supervisor thread before the search starts (evicting kept trees for room) and
+//! held until the tree is freed or parked.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
@@ -20,7 +24,8 @@ use crate::config::ServerConfig;
 use crate::convert;
 use crate::engine::{EmergoState, Knowledge};
 use crate::error::ServiceError;
-use crate::games::{GameStore, KeptGame};
+use crate::games::{BudgetedSearch, GameStore, KeptGame};
+use crate::memory::{TreeGrant, TreeMemory};
 use crate::request::SearchJob;
 
 /// Stream item type of Analyze.
@@ -96,6 +101,8 @@ pub struct Engine {
     pub admission: Admission,
     /// Kept trees for reuse.
     pub games: GameStore,
+    /// The tree-memory budget, shared by running searches and kept trees.
+    pub memory: Arc<TreeMemory>,
     /// The Emergo knowledge of `config.mcts`, shared by every search.
     knowledge: Option<Arc<Knowledge>>,
     active: Mutex<HashMap<u64, Arc<StopControl>>>,
@@ -128,6 +135,10 @@ impl Engine {
                 config.max_queue_wait(),
             ),
             games: GameStore::new(config.kept_games, config.kept_nodes),
+            memory: Arc::new(TreeMemory::new(
+                usize::try_from(config.tree_memory_budget()).unwrap_or(usize::MAX),
+                config.thread_budget(),
+            )),
             knowledge: config.mcts.shared_knowledge(),
             config,
             active: Mutex::new(HashMap::new()),
@@ -250,9 +261,14 @@ impl Engine {
             .spawn(move || {
                 let _span = span.entered();
                 let _running = running;
-                // Advancing a kept tree copies it, and a mismatched one must be freed: both
-                // take time, so they happen here rather than on the runtime.
-                let mut search = engine.reuse_or_new(&job, state, params);
+                // The tree's bytes of the budget. Declared before the tree, so dropped after it
+                // (locals drop in reverse order), also when a search thread panics: the bytes go
+                // back only once the tree is freed.
+                let mut grant = engine.memory.grant();
+                // Advancing a kept tree copies it, a mismatched one must be freed, and making
+                // room may free kept trees: all take time, so they happen here rather than on
+                // the runtime.
+                let mut search = engine.reuse_or_new(&job, state, params, threads, &mut grant);
                 search.set_stop_flag(thread_ctl.flag.clone());
                 // The deadline clips the budget only now, so that the set-up above is paid from
                 // the search's time rather than from the margin kept for answering.
@@ -311,22 +327,28 @@ impl Engine {
                 }
                 let (search, snapshot) = handle.wait();
                 engine.completed.fetch_add(1, Ordering::Relaxed);
-                crate::metrics::search_finished(snapshot.playouts, snapshot.playouts_per_second);
+                crate::metrics::search_finished(
+                    snapshot.playouts,
+                    snapshot.playouts_per_second,
+                    snapshot.reclaims,
+                    snapshot.nodes_reclaimed,
+                );
                 let reason =
                     final_reason(snapshot.stop_reason, thread_ctl.cause(), deadline_limited);
                 let update = convert::update(&snapshot, &fen, threads, true, Some(reason));
                 // Park the tree before answering, so that the game's next request finds it; drop
                 // whatever that evicts (or the tree itself) after answering.
+                let tree = BudgetedSearch { search, grant };
                 let garbage = match (job.game_id, job.root_moves.is_empty()) {
                     (Some(id), true) => engine.games.put(
                         id,
                         KeptGame {
                             fen: job.position.fen,
                             moves: job.position.moves,
-                            search,
+                            tree,
                         },
                     ),
-                    _ => vec![search],
+                    _ => vec![tree],
                 };
                 if let Some(tx) = done_tx {
                     let _ = tx.send(update);
@@ -354,24 +376,46 @@ impl Engine {
         finished.map_err(|_| ServiceError::Internal("the search thread failed".to_owned()))
     }
 
-    /// The kept tree of the job's game advanced to its position, or a fresh search.
+    /// The kept tree of the job's game advanced to its position, or a fresh search, with
+    /// `grant` grown to the search's share of the tree-memory budget (evicting the least
+    /// recently used kept trees for room) and the tree limited to it.
     fn reuse_or_new(
         &self,
         job: &SearchJob,
         state: EmergoState,
-        params: SearchParams,
+        mut params: SearchParams,
+        threads: usize,
+        grant: &mut TreeGrant,
     ) -> Search<EmergoState> {
+        let share = self.memory.share(threads);
+        let evict = || self.games.evict_oldest().map(drop).is_some();
         if let (Some(id), true) = (&job.game_id, job.root_moves.is_empty()) {
             if let Some(kept) = self.games.take(id) {
                 if let Some(extra) = kept.continuation(&job.position.fen, &job.position.moves) {
-                    let mut search = kept.search;
-                    search.advance(extra);
+                    let BudgetedSearch {
+                        mut search,
+                        grant: kept_grant,
+                    } = kept.tree;
+                    // The (empty) grant is replaced by the one that pays for the kept tree.
+                    *grant = kept_grant;
+                    grant.grow_to(share, evict);
+                    // The grant covers what the tree holds. A tree larger than this search's
+                    // share (its last search had more threads) is cut down to it by
+                    // `set_params`; the limit is set before `advance`, whose copy must stay
+                    // within it too.
+                    let limit = share.min(grant.bytes());
+                    params.max_tree_bytes = limit;
                     search.set_params(params);
+                    search.advance(extra);
+                    grant.shrink_to(limit.max(search.memory_bytes()));
                     return search;
                 }
-                // A different line of play: the kept tree is of no use.
+                // A different line of play: the kept tree is of no use (freed here, before
+                // this search takes its share).
+                drop(kept);
             }
         }
+        params.max_tree_bytes = grant.grow_to(share, evict);
         Search::new(state, params)
     }
 }

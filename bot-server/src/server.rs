@@ -157,6 +157,8 @@ pub async fn run_with_engine(
         addr = %listener.local_addr()?,
         tls = tls.is_some(),
         max_connections = connections.cap(),
+        tree_memory_bytes = engine.memory.budget(),
+        tree_memory_per_thread_bytes = engine.memory.share(1),
         "serving emergo.bot.v1"
     );
     ports.push(net::spawn(
@@ -188,9 +190,13 @@ pub async fn run_with_engine(
     if let Some(addr) = config.metrics_listen {
         let metrics_listener = TcpListener::bind(addr).await?;
         tracing::info!(addr = %metrics_listener.local_addr()?, "metrics on /metrics");
+        let router = crate::metrics::router();
+        // After the router installed the recorder: gauges set before would be lost.
+        crate::metrics::tree_memory_budget(engine.memory.budget());
+        crate::metrics::tree_memory(engine.memory.in_use(), engine.memory.kept());
         ports.push(net::spawn(
             metrics_listener,
-            crate::metrics::router(),
+            router,
             ServeOptions::from_config("metrics", config),
             connections.clone(),
             stop_rx.clone(),

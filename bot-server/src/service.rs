@@ -276,6 +276,8 @@ impl EmergoBot for BotService {
                 max_nodes: c.max_nodes as u64,
                 max_queue: c.max_queue as u32,
                 max_queue_wait_ms: c.max_queue_wait_ms.min(u64::from(u32::MAX)) as u32,
+                max_tree_memory_bytes: e.memory.budget() as u64,
+                tree_memory_per_thread_bytes: e.memory.share(1) as u64,
             }),
             load: Some(pb::ServerLoad {
                 running_searches: e.running_searches() as u32,
@@ -284,6 +286,8 @@ impl EmergoBot for BotService {
                 kept_games: e.games.len() as u32,
                 searches_completed: e.completed(),
                 requests_refused: e.admission.refused(),
+                tree_memory_bytes: e.memory.in_use() as u64,
+                kept_tree_bytes: e.memory.kept() as u64,
             }),
             replica: c.replica_name(),
             engine: c.mcts.describe(),

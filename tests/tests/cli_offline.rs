@@ -159,6 +159,8 @@ fn bench_search_json_reports_tree_figures() {
         "2",
         "--nodes",
         "50000",
+        "--tree-memory",
+        "32MiB",
         "--json",
     ]));
     let v: Value = serde_json::from_str(out.trim()).unwrap();
@@ -168,4 +170,62 @@ fn bench_search_json_reports_tree_figures() {
     assert!(v["bytes_per_node"].as_u64().unwrap() >= 16);
     let best = v["best_move"].as_str().unwrap();
     assert!(!best.is_empty() && best != "e5", "{best}");
+    // Issue 16: memory per playout, the memory limit, reclaims, contention and scaling.
+    let playouts = v["playouts"].as_u64().unwrap();
+    let tree_bytes = v["tree_bytes"].as_u64().unwrap();
+    assert!(tree_bytes > 0);
+    let per_playout = v["bytes_per_playout"].as_f64().unwrap();
+    assert!(per_playout > 0.0, "{v}");
+    assert!(
+        (per_playout * playouts as f64 - tree_bytes as f64).abs() < 1.0 + tree_bytes as f64 * 1e-9,
+        "{v}"
+    );
+    assert_eq!(v["max_tree_bytes"], 32 << 20);
+    assert!(v["reclaims"].as_u64().is_some() && v["nodes_reclaimed"].as_u64().is_some());
+    let contention = &v["contention"];
+    for counter in ["cas_failures", "expansion_waits", "virtual_loss_collisions"] {
+        assert!(contention[counter].as_u64().is_some(), "{v}");
+        assert!(
+            contention["per_1000_playouts"][counter].as_f64().unwrap() >= 0.0,
+            "{v}"
+        );
+    }
+    assert!(v["single_thread_playouts_per_second"].as_f64().unwrap() > 0.0);
+    let efficiency = v["per_thread_efficiency"].as_f64().unwrap();
+    assert!(efficiency > 0.0 && efficiency.is_finite(), "{v}");
+    // One thread: no reference pass, no efficiency.
+    let out = stdout(&emergo(&[
+        "bench",
+        "--search",
+        "--seconds",
+        "0.2",
+        "--threads",
+        "1",
+        "--json",
+    ]));
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["per_thread_efficiency"].is_null(), "{v}");
+    assert!(v["bytes_per_playout"].as_f64().unwrap() > 0.0, "{v}");
+    // A limit too small to hold a tree is refused.
+    let o = emergo(&["bench", "--search", "--tree-memory", "4KiB"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn bench_search_text_reports_memory_contention_and_scaling() {
+    let out = stdout(&emergo(&[
+        "bench",
+        "--search",
+        "--seconds",
+        "0.2",
+        "--threads",
+        "2",
+        "--tree-memory",
+        "16MiB",
+    ]));
+    assert!(out.contains("bytes per playout"), "{out}");
+    assert!(out.contains("of a 16.0 MiB limit"), "{out}");
+    assert!(out.contains("reclaims: "), "{out}");
+    assert!(out.contains("contention: "), "{out}");
+    assert!(out.contains("per-thread efficiency"), "{out}");
 }

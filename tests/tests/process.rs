@@ -68,6 +68,7 @@ async fn sigterm_finishes_searches_then_exits() {
             "127.0.0.1:0",
         ])
         .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
+        .args(["--max-tree-memory", "64MiB"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -105,6 +106,17 @@ async fn sigterm_finishes_searches_then_exits() {
     let metrics = http_get(metrics_port, "/metrics");
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
     assert!(metrics.contains("emergo_running_searches 1"), "{metrics}");
+    // Tree memory (issue 16): the budget, and the running search's share of it in use.
+    assert!(
+        metrics.contains("emergo_tree_memory_budget_bytes 67108864"),
+        "{metrics}"
+    );
+    let in_use: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("emergo_tree_memory_bytes "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no emergo_tree_memory_bytes in {metrics}"));
+    assert!(in_use > 0.0 && in_use <= 67108864.0, "{in_use}");
 
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -1,6 +1,8 @@
 //! End-to-end tests of the service contract (issue 12 items 5, 7, 8): start-up refuses an auth
 //! token that would turn auth off, client strings cannot forge log lines, a full tree says so,
-//! and deadlines are answered with a move or with DEADLINE_EXCEEDED, before they expire.
+//! and deadlines are answered with a move or with DEADLINE_EXCEEDED, before they expire. Issue
+//! 16 item 2: concurrent searches and kept trees share one tree-memory budget, reported by
+//! ServerInfo.
 //!
 //! The tests of this file share one lock: the deadline test must find the machine idle (the
 //! others run searches and start servers), and cargo runs a file's tests in parallel.
@@ -326,6 +328,135 @@ async fn a_full_tree_says_so() {
         .into_inner();
     assert!(!reply.analysis.unwrap().stats.unwrap().node_cap_reached);
     server.stop().await;
+}
+
+const MIB: u64 = 1 << 20;
+
+/// An Analyze of the initial position for game `game_id`: `playouts` playouts (analysis mode, so
+/// all of them) on `threads` threads. A playout budget rather than time keeps the trees small
+/// and of a known order of size on any machine.
+fn analyze_game(game_id: &str, playouts: u64, threads: u32) -> pb::AnalyzeRequest {
+    pb::AnalyzeRequest {
+        position: best_move_playouts(0).position,
+        limits: Some(pb::Limits {
+            max_time_ms: None,
+            max_playouts: Some(playouts),
+        }),
+        options: Some(pb::SearchOptions {
+            game_id: game_id.into(),
+            threads,
+            exhaustive: true,
+            ..Default::default()
+        }),
+        report_interval_ms: 50,
+    }
+}
+
+/// Runs an Analyze stream to its end and returns the final update.
+async fn final_update(
+    mut c: EmergoBotClient<Channel>,
+    r: pb::AnalyzeRequest,
+) -> pb::AnalysisUpdate {
+    let mut stream = c.analyze(r).await.unwrap().into_inner();
+    let mut last = None;
+    while let Some(update) = stream.message().await.unwrap() {
+        last = Some(update);
+    }
+    last.unwrap()
+}
+
+/// Issue 16 item 2: searches and kept trees share one `--max-tree-memory`. Two concurrent
+/// searches with game ids run within it while ServerInfo says how much is in use (never more
+/// than the budget); their trees are kept; a search that needs the whole budget evicts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue16_searches_and_kept_trees_share_the_tree_memory_budget() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        threads: 2,
+        max_tree_memory: Some(32 * MIB),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = server.client().await;
+    let info = c
+        .server_info(pb::ServerInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let limits = info.limits.unwrap();
+    assert_eq!(limits.max_tree_memory_bytes, 32 * MIB);
+    assert_eq!(limits.tree_memory_per_thread_bytes, 16 * MIB);
+    let load = info.load.unwrap();
+    assert_eq!((load.tree_memory_bytes, load.kept_tree_bytes), (0, 0));
+
+    let a = tokio::spawn(final_update(c.clone(), analyze_game("a", 20_000, 1)));
+    let b = tokio::spawn(final_update(c.clone(), analyze_game("b", 20_000, 1)));
+    // Watch the load while they run.
+    let mut seen = Vec::new();
+    while !(a.is_finished() && b.is_finished()) {
+        let load = c
+            .server_info(pb::ServerInfoRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .load
+            .unwrap();
+        seen.push((load.tree_memory_bytes, load.kept_tree_bytes));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for (in_use, kept) in &seen {
+        assert!(*in_use <= 32 * MIB && kept <= in_use, "{seen:?}");
+    }
+    for update in [a.await.unwrap(), b.await.unwrap()] {
+        assert!(update.r#final);
+        assert_eq!(update.stop_reason(), pb::StopReason::Playouts);
+        let stats = update.stats.unwrap();
+        assert!(stats.tree_bytes > 0, "{stats:?}");
+        // A one-thread search's share is half the budget.
+        assert!(stats.tree_bytes <= 16 * MIB, "{stats:?}");
+    }
+    // Both trees are kept (the final update leaves after the tree is parked), and what is in
+    // use now is theirs.
+    let load = c
+        .server_info(pb::ServerInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .load
+        .unwrap();
+    assert_eq!(load.kept_games, 2, "{load:?}");
+    assert!(load.kept_tree_bytes > 0, "{load:?}");
+    assert_eq!(load.tree_memory_bytes, load.kept_tree_bytes, "{load:?}");
+
+    // A two-thread search's share is the whole budget: the kept trees make room for it.
+    let c2 = final_update(c.clone(), analyze_game("c", 5_000, 2)).await;
+    assert!(c2.stats.unwrap().tree_bytes > 0);
+    let load = c
+        .server_info(pb::ServerInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .load
+        .unwrap();
+    assert_eq!(load.kept_games, 1, "{load:?}");
+    assert!(load.tree_memory_bytes <= 32 * MIB, "{load:?}");
+    // Whatever happened between the polls: nothing was ever granted beyond the budget.
+    assert!(server.engine.memory.peak() <= 32 * 1024 * 1024);
+    server.stop().await;
+}
+
+/// Issue 16 item 2: `--max-tree-memory` takes sizes with units and refuses a budget too small
+/// for search trees, naming the flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue16_tree_memory_flag_is_checked_at_start_up() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (code, stderr) = refused_start(&["--max-tree-memory", "1MiB"], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--max-tree-memory"), "{stderr}");
+    assert!(stderr.contains("too small"), "{stderr}");
+    let (code, stderr) = refused_start(&[], &[("EMERGO_MAX_TREE_MEMORY", "lots")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is not a size"), "{stderr}");
 }
 
 /// Issue 12 item 8: a request whose deadline ran out while it waited for search threads was

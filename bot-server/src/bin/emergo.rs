@@ -85,6 +85,10 @@ enum Offline {
         /// With --search: the node cap of the tree.
         #[arg(long, default_value_t = 2_000_000)]
         nodes: usize,
+        /// With --search: the tree's memory limit, e.g. 64MiB or 2GiB (default: the search
+        /// library's, 256MiB); a full tree reclaims its least-visited subtrees and grows on.
+        #[arg(long, value_name = "SIZE", value_parser = emergo_bot_server::config::parse_byte_size)]
+        tree_memory: Option<u64>,
         /// With --search: the search configuration, as for `bot-server --mcts` (default: the
         /// server's default engine; `config=uniform` for the first version's).
         #[arg(long, default_value = "config=strong", value_parser = emergo_bot_server::config::parse_mcts)]
@@ -199,6 +203,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             json,
             search,
             nodes,
+            tree_memory,
             mcts,
         } => {
             if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
@@ -211,13 +216,17 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 if nodes == 0 || nodes > 200_000_000 {
                     return Err("--nodes must be between 1 and 200000000".into());
                 }
-                let r = bench::search(
-                    Duration::from_secs_f64(seconds),
+                if tree_memory.is_some_and(|b| b < 1 << 20) {
+                    return Err("--tree-memory must be at least 1MiB".into());
+                }
+                let r = bench::search(&bench::SearchBenchOptions {
+                    duration: Duration::from_secs_f64(seconds),
                     threads,
                     seed,
-                    nodes,
-                    &mcts,
-                );
+                    max_nodes: nodes,
+                    max_tree_bytes: tree_memory.map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+                    config: mcts,
+                });
                 if json {
                     writeln!(out, "{}", serde_json::to_string(&r)?)?;
                 } else {
@@ -232,23 +241,56 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                         100.0 * r.search_to_raw,
                         r.raw_playouts_per_second
                     )?;
+                    if let (Some(one), Some(efficiency)) =
+                        (r.single_thread_playouts_per_second, r.per_thread_efficiency)
+                    {
+                        writeln!(
+                            out,
+                            "scaling: 1 thread {one:.0} playouts/s, {} threads {:.0}/s: per-thread efficiency {:.1}%",
+                            r.threads,
+                            r.playouts_per_second,
+                            100.0 * efficiency
+                        )?;
+                    }
                     writeln!(
                         out,
-                        "tree: {} nodes x {} bytes = {:.1} MiB{}; peak RSS {}; max depth {}; best move {}",
+                        "tree: {} nodes ({} bytes per node, {} per edge), {:.1} MiB of a {:.1} MiB limit = {:.1} bytes per playout{}",
                         r.nodes,
                         r.bytes_per_node,
+                        r.bytes_per_edge,
                         r.tree_bytes as f64 / 1048576.0,
+                        r.max_tree_bytes as f64 / 1048576.0,
+                        r.bytes_per_playout,
                         if r.node_cap_reached {
-                            " (node cap reached)"
+                            " (tree full: node cap or memory limit)"
                         } else {
                             ""
                         },
+                    )?;
+                    writeln!(
+                        out,
+                        "reclaims: {} ({} nodes dropped, threads held {:.0} ms); peak RSS {}; max depth {}; best move {}",
+                        r.reclaims,
+                        r.nodes_reclaimed,
+                        r.reclaim_seconds * 1000.0,
                         r.peak_rss_bytes.map_or("n/a".to_owned(), |b| format!(
                             "{:.1} MiB",
                             b as f64 / 1048576.0
                         )),
                         r.max_depth,
                         r.best_move
+                    )?;
+                    let c = &r.contention;
+                    let k = &c.per_1000_playouts;
+                    writeln!(
+                        out,
+                        "contention: {} CAS failures, {} expansion waits, {} virtual-loss collisions (per 1,000 playouts: {:.2}, {:.2}, {:.2})",
+                        c.cas_failures,
+                        c.expansion_waits,
+                        c.virtual_loss_collisions,
+                        k.cas_failures,
+                        k.expansion_waits,
+                        k.virtual_loss_collisions
                     )?;
                 }
                 return Ok(out.flush()?);

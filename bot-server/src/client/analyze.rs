@@ -388,14 +388,24 @@ pub fn update_text(
     let st = update.stats.as_ref().unwrap_or(&default_stats);
     let _ = writeln!(
         out,
-        "playouts {} ({}/s), nodes {}{}, depth {} (mean {:.1})\nelapsed {:.2} s, threads {}, reused visits {}",
+        "playouts {} ({}/s), nodes {}{}, tree {:.1} MiB{}, depth {} (mean {:.1})\nelapsed {:.2} s, threads {}, reused visits {}",
         grouped(st.playouts),
         grouped(st.playouts_per_second.max(0.0).round() as u64),
         grouped(st.nodes),
         if st.node_cap_reached {
-            " (tree full: the server's node cap)"
+            " (tree full: the server's node cap or memory share)"
         } else {
             ""
+        },
+        st.tree_bytes as f64 / 1_048_576.0,
+        if st.reclaims > 0 {
+            format!(
+                " (reclaimed {} times, {} nodes dropped)",
+                grouped(u64::from(st.reclaims)),
+                grouped(st.nodes_reclaimed)
+            )
+        } else {
+            String::new()
         },
         st.max_depth,
         st.mean_depth,
@@ -470,6 +480,9 @@ pub fn update_json(update: &pb::AnalysisUpdate) -> Value {
             "reused_visits": st.reused_visits,
             "threads": st.threads,
             "node_cap_reached": st.node_cap_reached,
+            "tree_bytes": st.tree_bytes,
+            "reclaims": st.reclaims,
+            "nodes_reclaimed": st.nodes_reclaimed,
         },
         "stop_reason": update.stop_reason().as_str_name(),
         "fen": update.fen,
@@ -585,8 +598,28 @@ mod tests {
             stats.node_cap_reached = true;
         }
         let t = update_text(&full, 8, false, None);
-        assert!(t.contains("(tree full: the server's node cap)"), "{t}");
+        assert!(
+            t.contains("(tree full: the server's node cap or memory share)"),
+            "{t}"
+        );
         assert_eq!(update_json(&full)["stats"]["node_cap_reached"], true);
+        // Tree memory and reclaims (issue 16), in the text and the JSON.
+        assert!(t.contains("tree 0.0 MiB,"), "{t}");
+        assert!(!t.contains("reclaimed"), "{t}");
+        if let Some(stats) = full.stats.as_mut() {
+            stats.tree_bytes = 3 << 20;
+            stats.reclaims = 2;
+            stats.nodes_reclaimed = 1_500_000;
+        }
+        let t = update_text(&full, 8, false, None);
+        assert!(
+            t.contains("tree 3.0 MiB (reclaimed 2 times, 1,500,000 nodes dropped)"),
+            "{t}"
+        );
+        let j = update_json(&full);
+        assert_eq!(j["stats"]["tree_bytes"], 3 << 20);
+        assert_eq!(j["stats"]["reclaims"], 2);
+        assert_eq!(j["stats"]["nodes_reclaimed"], 1_500_000);
     }
 
     #[test]

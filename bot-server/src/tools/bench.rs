@@ -121,14 +121,34 @@ pub struct SearchBench {
     pub raw_playouts_per_second: f64,
     /// `playouts_per_second / raw_playouts_per_second`: the share left after tree overhead.
     pub search_to_raw: f64,
+    /// With more than one thread: playouts per second of a one-thread search of the same length
+    /// and settings, run just before (`None` with one thread).
+    pub single_thread_playouts_per_second: Option<f64>,
+    /// With more than one thread: `playouts_per_second / (threads ×
+    /// single_thread_playouts_per_second)`, 1.0 for perfect scaling.
+    pub per_thread_efficiency: Option<f64>,
     /// Nodes in the tree at the end.
     pub nodes: usize,
     /// Whether the node cap was reached.
     pub node_cap_reached: bool,
-    /// Bytes per tree node (children included).
+    /// Bytes per tree node.
     pub bytes_per_node: usize,
-    /// Tree memory: nodes × bytes per node.
+    /// Bytes per edge (a legal move of an expanded node, apart from its node).
+    pub bytes_per_edge: usize,
+    /// Bytes the tree holds at the end (the search's own count: nodes, edges, chunks).
     pub tree_bytes: usize,
+    /// `tree_bytes / playouts`: the tree's memory per playout.
+    pub bytes_per_playout: f64,
+    /// The tree's memory limit (`SearchParams::max_tree_bytes`).
+    pub max_tree_bytes: usize,
+    /// Times the full tree dropped its least-visited subtrees to grow on.
+    pub reclaims: u32,
+    /// Nodes those reclaims dropped.
+    pub nodes_reclaimed: u64,
+    /// Seconds the search threads stood still for those reclaims.
+    pub reclaim_seconds: f64,
+    /// How often the search threads got in each other's way.
+    pub contention: ContentionFigures,
     /// Peak resident memory of this process (VmHWM), when the OS reports it.
     pub peak_rss_bytes: Option<u64>,
     /// Deepest node.
@@ -142,6 +162,54 @@ pub struct SearchBench {
     pub iterations_per_second: f64,
 }
 
+/// The contention counters of a search ([`emergo_mcts::Contention`]), in total and per 1,000
+/// playouts: counters growing per playout as threads are added say how far the search scales.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ContentionFigures {
+    /// Compare-exchanges lost to another thread.
+    pub cas_failures: u64,
+    /// Waits for another thread's expansion.
+    pub expansion_waits: u64,
+    /// Descents into a child another thread was exploring.
+    pub virtual_loss_collisions: u64,
+    /// The same three per 1,000 playouts.
+    pub per_1000_playouts: ContentionRates,
+}
+
+/// Contention counters per 1,000 playouts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ContentionRates {
+    /// Compare-exchanges lost per 1,000 playouts.
+    pub cas_failures: f64,
+    /// Expansion waits per 1,000 playouts.
+    pub expansion_waits: f64,
+    /// Virtual-loss collisions per 1,000 playouts.
+    pub virtual_loss_collisions: f64,
+}
+
+impl ContentionFigures {
+    /// The figures of `contention` over `playouts` playouts.
+    pub fn new(contention: emergo_mcts::Contention, playouts: u64) -> ContentionFigures {
+        let per_1000 = |n: u64| {
+            if playouts == 0 {
+                0.0
+            } else {
+                n as f64 * 1000.0 / playouts as f64
+            }
+        };
+        ContentionFigures {
+            cas_failures: contention.cas_failures,
+            expansion_waits: contention.expansion_waits,
+            virtual_loss_collisions: contention.virtual_loss_collisions,
+            per_1000_playouts: ContentionRates {
+                cas_failures: per_1000(contention.cas_failures),
+                expansion_waits: per_1000(contention.expansion_waits),
+                virtual_loss_collisions: per_1000(contention.virtual_loss_collisions),
+            },
+        }
+    }
+}
+
 /// Peak resident set size of this process, from `/proc/self/status` (Linux).
 pub fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -150,33 +218,66 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Searches the initial position for `duration` on `threads` threads (no early stop), with a
-/// tree of at most `max_nodes` nodes, after measuring the raw playout rate for comparison.
-pub fn search(
-    duration: Duration,
-    threads: usize,
-    seed: u64,
-    max_nodes: usize,
-    config: &emergo_engine::MctsConfig,
-) -> SearchBench {
+/// What `emergo bench --search` measures.
+#[derive(Clone, Debug)]
+pub struct SearchBenchOptions {
+    /// How long each search runs.
+    pub duration: Duration,
+    /// Search threads.
+    pub threads: usize,
+    /// Seed of the search.
+    pub seed: u64,
+    /// Node cap of the tree.
+    pub max_nodes: usize,
+    /// Memory limit of the tree (`None`: the MCTS crate's default).
+    pub max_tree_bytes: Option<usize>,
+    /// The search configuration.
+    pub config: emergo_engine::MctsConfig,
+}
+
+/// Searches the initial position for `duration` on `threads` threads (no early stop) within
+/// the node cap and memory limit, after measuring the raw playout rate for comparison and, with
+/// more than one thread, a one-thread search of the same length (for the per-thread efficiency).
+pub fn search(options: &SearchBenchOptions) -> SearchBench {
     use emergo_mcts::{Search, SearchParams};
 
-    let threads = threads.max(1);
-    let raw = playouts(duration.min(Duration::from_secs(2)), threads, seed);
+    let threads = options.threads.max(1);
+    let config = &options.config;
+    let raw = playouts(
+        options.duration.min(Duration::from_secs(2)),
+        threads,
+        options.seed,
+    );
     let mut params = SearchParams {
         threads,
-        seed,
-        max_time: Some(duration),
-        max_nodes,
+        seed: options.seed,
+        max_time: Some(options.duration),
+        max_nodes: options.max_nodes,
         ..SearchParams::default()
     };
+    if let Some(bytes) = options.max_tree_bytes {
+        params.max_tree_bytes = bytes;
+    }
     config.apply(&mut params);
     params.smart_pruning = false;
-    let state = crate::engine::EmergoState::new(Position::initial())
-        .with_knowledge(config.shared_knowledge());
-    let mut search = Search::new(state, params);
-    let s = search.run();
-    let bytes_per_node = Search::<crate::engine::EmergoState>::bytes_per_node();
+    let run = |params: SearchParams| {
+        let state = crate::engine::EmergoState::new(Position::initial())
+            .with_knowledge(config.shared_knowledge());
+        Search::new(state, params).run()
+    };
+    // The reference pass runs first, so that the measured search does not inherit a warm
+    // machine the reference did not have.
+    let single = (threads > 1).then(|| {
+        run(SearchParams {
+            threads: 1,
+            ..params.clone()
+        })
+        .playouts_per_second
+    });
+    let max_tree_bytes = params.max_tree_bytes;
+    let s = run(params);
+    let per_thread_efficiency =
+        single.map(|one| s.playouts_per_second / (threads as f64 * one.max(1e-9)));
     SearchBench {
         threads,
         seconds: s.elapsed.as_secs_f64(),
@@ -184,14 +285,68 @@ pub fn search(
         playouts_per_second: s.playouts_per_second,
         raw_playouts_per_second: raw.playouts_per_second,
         search_to_raw: s.playouts_per_second / raw.playouts_per_second.max(1e-9),
+        single_thread_playouts_per_second: single,
+        per_thread_efficiency,
         nodes: s.nodes,
         node_cap_reached: s.node_cap_reached,
-        bytes_per_node,
-        tree_bytes: s.nodes * bytes_per_node,
+        bytes_per_node: Search::<crate::engine::EmergoState>::bytes_per_node(),
+        bytes_per_edge: Search::<crate::engine::EmergoState>::bytes_per_edge(),
+        tree_bytes: s.tree_bytes,
+        bytes_per_playout: if s.playouts == 0 {
+            0.0
+        } else {
+            s.tree_bytes as f64 / s.playouts as f64
+        },
+        max_tree_bytes,
+        reclaims: s.reclaims,
+        nodes_reclaimed: s.nodes_reclaimed,
+        reclaim_seconds: s.reclaim_time.as_secs_f64(),
+        contention: ContentionFigures::new(s.contention, s.playouts),
         peak_rss_bytes: peak_rss_bytes(),
         max_depth: s.max_depth,
         best_move: s.best_move.map(|m| m.to_string()).unwrap_or_default(),
         engine: config.describe(),
         iterations_per_second: s.playouts_per_second,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contention_rates_are_per_thousand_playouts() {
+        let c = emergo_mcts::Contention {
+            cas_failures: 30,
+            expansion_waits: 5,
+            virtual_loss_collisions: 0,
+        };
+        let f = ContentionFigures::new(c, 10_000);
+        assert_eq!(f.cas_failures, 30);
+        assert_eq!(f.per_1000_playouts.cas_failures, 3.0);
+        assert_eq!(f.per_1000_playouts.expansion_waits, 0.5);
+        assert_eq!(f.per_1000_playouts.virtual_loss_collisions, 0.0);
+        // No playouts: no rates, no division by zero.
+        assert_eq!(
+            ContentionFigures::new(c, 0).per_1000_playouts.cas_failures,
+            0.0
+        );
+    }
+
+    #[test]
+    fn a_short_search_bench_reports_tree_memory_and_scaling() {
+        let r = search(&SearchBenchOptions {
+            duration: Duration::from_millis(100),
+            threads: 2,
+            seed: 3,
+            max_nodes: 100_000,
+            max_tree_bytes: Some(8 << 20),
+            config: emergo_engine::MctsConfig::default(),
+        });
+        assert!(r.playouts > 0 && r.tree_bytes > 0, "{r:?}");
+        assert!(r.bytes_per_playout > 0.0, "{r:?}");
+        assert_eq!(r.max_tree_bytes, 8 << 20);
+        assert!(r.single_thread_playouts_per_second.is_some_and(|p| p > 0.0));
+        assert!(r.per_thread_efficiency.is_some_and(|e| e > 0.0));
     }
 }
