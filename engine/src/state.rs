@@ -40,6 +40,8 @@ const LEAF_TT_BITS: u32 = 16;
 thread_local! {
     /// The alpha-beta searcher scoring leaves on this thread (its table serves every leaf).
     static LEAF_SEARCH: RefCell<Option<Box<AlphaBeta>>> = const { RefCell::new(None) };
+    /// This thread's buffer for [`Game::legal_moves`].
+    static MOVES: RefCell<MoveList> = const { RefCell::new(MoveList::new()) };
 }
 
 /// What the search knows about Emergo beyond the rules.
@@ -259,11 +261,18 @@ impl Game for EmergoState {
     fn legal_moves(&self, out: &mut Vec<Move>) {
         out.clear();
         if self.reps.count_last() < 3 {
-            let legal = self.pos.legal_moves();
-            match &self.only {
-                None => out.extend(legal.iter().copied()),
-                Some(only) => out.extend(legal.iter().copied().filter(|m| only.contains(m))),
-            }
+            // The search lists moves at every node it passes (the tree does not store them), so
+            // the list is generated into this thread's buffer rather than a fresh `MoveList`,
+            // whose 1.5 KB of inline storage would be initialised and moved every time.
+            MOVES.with_borrow_mut(|legal| {
+                self.pos.legal_moves_into(legal);
+                match &self.only {
+                    None => out.extend_from_slice(legal.as_slice()),
+                    Some(only) => {
+                        out.extend(legal.iter().copied().filter(|m| only.contains(m)));
+                    }
+                }
+            });
         }
     }
 
