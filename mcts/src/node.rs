@@ -21,7 +21,8 @@ pub(crate) const VALUE_SCALE: f64 = (1u64 << 20) as f64;
 
 /// Converts a value in `[0, 1]` to the fixed point of [`Node::value_sum`].
 pub(crate) fn to_fixed(value: f32) -> u64 {
-    (f64::from(value.clamp(0.0, 1.0)) * VALUE_SCALE).round() as u64
+    // + 0.5 and truncation: rounding for a non-negative value, without a libm call.
+    (f64::from(value.clamp(0.0, 1.0)) * VALUE_SCALE + 0.5) as u64
 }
 
 /// Bits of [`Node::counts`] holding the number of threads currently inside the node.
@@ -123,7 +124,7 @@ fn quantise_value(value: f32) -> u16 {
     } else {
         value.clamp(0.0, 1.0)
     };
-    1 + (value * 65534.0).round() as u16
+    1 + (value * 65534.0 + 0.5) as u16
 }
 
 /// The value of a [`quantise_value`]d code, `None` for 0.
@@ -288,7 +289,7 @@ pub(crate) struct EdgeView {
 impl Edge {
     /// Writes prior and static value of a fresh edge (before the parent is published).
     pub(crate) fn init(&self, prior: Option<f32>, value: Option<f32>) {
-        let prior = prior.map_or(0, |p| ((p.clamp(0.0, 1.0) * 65535.0).round() as u16).max(1));
+        let prior = prior.map_or(0, |p| ((p.clamp(0.0, 1.0) * 65535.0 + 0.5) as u16).max(1));
         let value = value.map_or(0, quantise_value);
         let bits = (u64::from(prior) << 32) | (u64::from(value) << 48);
         self.0.store(bits, Ordering::Relaxed);

@@ -40,7 +40,7 @@ use crate::limits::{self, Control, StopReason};
 use crate::node::{Child, Expansion, MAX_CHILDREN, Node, to_fixed};
 use crate::params::SearchParams;
 use crate::reclaim::{Reclaimer, SharedTree};
-use crate::select::{ChildRead, Uct};
+use crate::select::Uct;
 use crate::snapshot::{self, Contention, Snapshot};
 use crate::solver::Bounds;
 use crate::tree::{EDGE_BYTES, NODE_BYTES, ROOT, Tree, TreeLimits};
@@ -482,17 +482,61 @@ struct Step {
     mover: Player,
 }
 
+/// The legal moves of the nodes near the root, which every iteration passes: listing them again
+/// each time (the tree stores no moves) would cost more than remembering them. Direct-mapped
+/// by node index, filled for the first [`MoveCache::MAX_DEPTH`] levels only, and emptied when
+/// the tree is replaced (node indices then mean other nodes).
+struct MoveCache<M> {
+    /// The tree epoch the entries belong to.
+    epoch: u64,
+    /// `(node index, its legal moves)`; `u32::MAX` = empty.
+    slots: Vec<(u32, Vec<M>)>,
+}
+
+impl<M: Copy> MoveCache<M> {
+    /// Levels cached: the root's path length is 1.
+    const MAX_DEPTH: usize = 3;
+    /// Slots: a few hundred nodes near the root, ~50 KB per thread for a dozen moves each.
+    const SLOTS: usize = 512;
+
+    fn new(epoch: u64) -> Self {
+        MoveCache {
+            epoch,
+            slots: (0..Self::SLOTS).map(|_| (u32::MAX, Vec::new())).collect(),
+        }
+    }
+
+    /// Forgets everything if the tree was replaced.
+    fn sync(&mut self, epoch: u64) {
+        if epoch != self.epoch {
+            self.epoch = epoch;
+            for slot in &mut self.slots {
+                slot.0 = u32::MAX;
+            }
+        }
+    }
+
+    /// The legal moves of node `index`, whose position is `state`.
+    fn moves<G: Game<Move = M>>(&mut self, index: u32, state: &G) -> &[M] {
+        let slot = &mut self.slots[index as usize % Self::SLOTS];
+        if slot.0 != index {
+            state.legal_moves(&mut slot.1);
+            slot.0 = index;
+        }
+        &slot.1
+    }
+}
+
 /// A search thread's scratch space, reused across iterations so that an iteration allocates
 /// nothing in steady state (only the game itself might).
 struct Worker<G: Game> {
     state: G,
     moves: Vec<G::Move>,
+    move_cache: MoveCache<G::Move>,
     knowledge: MoveKnowledge,
     path: Vec<Step>,
     rng: Rng,
     uct: Uct,
-    /// Selection's scratch space.
-    children: Vec<ChildRead>,
     depth_sum: u64,
     depth_count: u64,
     max_depth: u32,
@@ -510,11 +554,11 @@ impl<G: Game> Worker<G> {
         Worker {
             state: core.root.clone(),
             moves: Vec::new(),
+            move_cache: MoveCache::new(core.tree.epoch()),
             knowledge: MoveKnowledge::new(core.params.uses_knowledge()),
             path: Vec::new(),
             rng: Rng::seed_from_u64(seed),
             uct: Uct::new(&core.params),
-            children: Vec::new(),
             depth_sum: 0,
             depth_count: 0,
             max_depth: 0,
@@ -562,16 +606,22 @@ impl<G: Game> Worker<G> {
                     let to_move = self.state.to_move();
                     let floor =
                         (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
-                    let pick = self
-                        .uct
-                        .select(tree, node, first, count, floor, &mut self.children);
+                    let pick = self.uct.select(tree, node, first, count, floor);
                     self.contention.virtual_loss_collisions += u64::from(pick.busy);
                     // Edges are in legal-move order: the move is listed again, not stored
                     // (unless this thread just listed them to expand the node).
-                    if !std::mem::take(&mut moves_listed) {
+                    let offset = (pick.edge - first) as usize;
+                    let mv = if std::mem::take(&mut moves_listed) {
+                        self.moves.get(offset).copied()
+                    } else if self.path.len() <= MoveCache::<G::Move>::MAX_DEPTH {
+                        self.move_cache
+                            .moves(index, &self.state)
+                            .get(offset)
+                            .copied()
+                    } else {
                         self.state.legal_moves(&mut self.moves);
-                    }
-                    let mv = self.moves.get((pick.edge - first) as usize).copied();
+                        self.moves.get(offset).copied()
+                    };
                     let child_index = match (mv, self.child_of(core, tree, pick.edge)) {
                         (Some(mv), Some(child)) => {
                             self.state.play(mv);
@@ -856,6 +906,7 @@ pub(crate) fn worker_loop<G: Game>(core: &Core<G>, thread: usize) {
             core.ctl.finish(StopReason::Playouts);
             break;
         }
+        worker.move_cache.sync(epoch);
         worker.iterate(core, &tree);
         iterations += 1;
         if tree.root().bounds().is_exact() {

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use crate::node::{Child, Node, Stats, VALUE_SCALE};
+use crate::node::{Child, Edge, Node, Stats, VALUE_SCALE};
 use crate::params::{SearchParams, Selection};
 use crate::snapshot::Proven;
 use crate::solver::Bounds;
@@ -68,13 +68,7 @@ impl Uct {
         first: u32,
         count: u32,
         floor: Option<u8>,
-        scratch: &mut Vec<ChildRead>,
     ) -> Pick {
-        // First gather every child's counters, then score them: the children's nodes lie
-        // wherever they were created, and loads issued back to back, with no scoring branches
-        // between them, overlap their cache misses.
-        scratch.clear();
-        scratch.extend((first..first + count).map(|index| ChildRead::read(tree, index)));
         let parent_n = self.effective_visits(&parent.stats()).max(1) as f32;
         let explore = match self.selection {
             Selection::Uct => self.exploration * parent_n.ln().sqrt(),
@@ -85,13 +79,19 @@ impl Uct {
         let mut best_score = f32::NEG_INFINITY;
         let mut fallback = first;
         let mut fallback_pess = 0;
-        for (index, child) in (first..).zip(scratch.iter()) {
+        // The edges as one slice (one chunk lookup, not one per edge), else one by one.
+        let block = tree.edge_block(first, count);
+        for index in first..first + count {
+            let edge = match block {
+                Some(edges) => &edges[(index - first) as usize],
+                None => tree.edge(index),
+            };
             let ChildRead {
                 stats,
                 bounds,
                 minimax,
                 prior,
-            } = *child;
+            } = ChildRead::read(tree, edge);
             if bounds.is_win() {
                 return Pick {
                     edge: index,
@@ -168,7 +168,7 @@ const IN_FLIGHT: Stats = Stats {
 
 /// What selection reads of one child.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ChildRead {
+struct ChildRead {
     stats: Stats,
     bounds: Bounds,
     /// The node's minimax value, or the edge's static value without a node.
@@ -177,8 +177,9 @@ pub(crate) struct ChildRead {
 }
 
 impl ChildRead {
-    fn read(tree: &Tree, edge: u32) -> Self {
-        let edge = tree.edge(edge).read();
+    #[inline]
+    fn read(tree: &Tree, edge: &Edge) -> Self {
+        let edge = edge.read();
         let (stats, bounds, minimax) = match edge.child {
             Child::Node(node) => {
                 let child = tree.node(node);
@@ -401,10 +402,7 @@ mod tests {
             tree.node(node(edge)).arrive();
             tree.node(node(edge)).leave(to_fixed(v));
         };
-        let select = |floor| {
-            uct.select(&tree, tree.root(), first, 3, floor, &mut Vec::new())
-                .edge
-        };
+        let select = |floor| uct.select(&tree, tree.root(), first, 3, floor).edge;
         let prove = |edge: u32, p| tree.node(node(edge)).merge_bounds(Bounds::from_proven(p));
         tree.root().arrive();
         tree.root().leave(0);
@@ -440,15 +438,9 @@ mod tests {
         let first = tree.reserve_edges(1).unwrap_or_default();
         tree.root().publish_expanded(first, 1);
         let uct = Uct::new(&SearchParams::default());
-        assert!(
-            !uct.select(&tree, tree.root(), first, 1, None, &mut Vec::new())
-                .busy
-        );
+        assert!(!uct.select(&tree, tree.root(), first, 1, None).busy);
         let child = tree.child_of(first, |_| {}, &mut 0).unwrap_or_default();
         tree.node(child).arrive();
-        assert!(
-            uct.select(&tree, tree.root(), first, 1, None, &mut Vec::new())
-                .busy
-        );
+        assert!(uct.select(&tree, tree.root(), first, 1, None).busy);
     }
 }

@@ -110,6 +110,19 @@ impl<T: Default> Arena<T> {
         }
     }
 
+    /// The `count` elements from `first`, if they lie in one chunk (they nearly always do).
+    #[inline]
+    fn block(&self, first: u32, count: u32) -> Option<&[T]> {
+        let mask = (1u32 << self.chunk_bits) - 1;
+        let offset = (first & mask) as usize;
+        let chunk = self
+            .chunks
+            .get((first >> self.chunk_bits) as usize)?
+            .get()?;
+        chunk.get(offset..offset + count as usize)
+    }
+
+    #[inline]
     fn get(&self, index: u32) -> &T {
         let mask = (1u32 << self.chunk_bits) - 1;
         match self.chunks[(index >> self.chunk_bits) as usize].get() {
@@ -224,6 +237,13 @@ impl Tree {
         self.edges.get(index)
     }
 
+    /// The edges `first..first + count` as a slice, if they lie in one chunk of the arena
+    /// (an expansion's edges nearly always do); selection reads them in one go.
+    #[inline]
+    pub(crate) fn edge_block(&self, first: u32, count: u32) -> Option<&[Edge]> {
+        self.edges.block(first, count)
+    }
+
     /// The root node.
     pub(crate) fn root(&self) -> &Node {
         self.node(ROOT)
@@ -266,12 +286,19 @@ impl Tree {
 
     /// Reserves one fresh node; its index, or `None` (and the tree is marked full).
     pub(crate) fn reserve_node(&self) -> Option<u32> {
-        if !self.take_bytes(NODE_BYTES) {
+        self.reserve_nodes(1)
+    }
+
+    /// Reserves `count` (> 0) contiguous fresh nodes; the first index, or `None` (and the tree
+    /// is marked full).
+    pub(crate) fn reserve_nodes(&self, count: u32) -> Option<u32> {
+        let bytes = count as usize * NODE_BYTES;
+        if !self.take_bytes(bytes) {
             return None;
         }
-        let index = self.nodes.reserve(1, &self.allocated);
+        let index = self.nodes.reserve(count, &self.allocated);
         if index.is_none() {
-            self.used.fetch_sub(NODE_BYTES, Ordering::Relaxed);
+            self.used.fetch_sub(bytes, Ordering::Relaxed);
             self.cap_reached.store(true, Ordering::Relaxed);
         }
         index
