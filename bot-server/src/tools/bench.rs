@@ -106,11 +106,88 @@ pub fn playouts(duration: Duration, threads: usize, seed: u64) -> PlayoutBench {
     }
 }
 
+/// One second of a search benchmark, read from a live snapshot at the end of the second.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BenchSecond {
+    /// Seconds since the search started (1 = the first second).
+    pub second: u32,
+    /// Playouts completed during this second.
+    pub playouts: u64,
+    /// Nodes in the tree at the end of the second.
+    pub nodes: usize,
+    /// Bytes the tree holds at the end of the second.
+    pub tree_bytes: usize,
+    /// Reclaims so far.
+    pub reclaims: u32,
+    /// The process's resident memory at the end of the second (Linux), bytes.
+    pub rss_bytes: Option<u64>,
+}
+
+/// The process's resident set size now (VmRSS), if the platform tells.
+pub fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs `search` in the background to its limit, sampling a snapshot at the end of every second.
+fn run_with_timeline<G: emergo_mcts::Game>(
+    search: emergo_mcts::Search<G>,
+) -> (emergo_mcts::Snapshot<G::Move>, Vec<BenchSecond>) {
+    let start = std::time::Instant::now();
+    let handle = search.start();
+    let mut timeline = Vec::new();
+    let mut done = 0;
+    for second in 1u32.. {
+        let tick = Duration::from_secs(u64::from(second)).saturating_sub(start.elapsed());
+        if handle.wait_timeout(tick) {
+            break;
+        }
+        let snap = handle.snapshot();
+        timeline.push(BenchSecond {
+            second,
+            playouts: snap.playouts.saturating_sub(done),
+            nodes: snap.nodes,
+            tree_bytes: snap.tree_bytes,
+            reclaims: snap.reclaims,
+            rss_bytes: rss_bytes(),
+        });
+        done = snap.playouts;
+    }
+    let (_, snap) = handle.wait();
+    (snap, timeline)
+}
+
+/// See [`SearchBench::bytes_per_playout`].
+fn bytes_per_playout<M>(s: &emergo_mcts::Snapshot<M>, timeline: &[BenchSecond]) -> f64 {
+    let ratio = |bytes: usize, playouts: u64| {
+        if playouts == 0 {
+            0.0
+        } else {
+            bytes as f64 / playouts as f64
+        }
+    };
+    if s.reclaims == 0 {
+        return ratio(s.tree_bytes, s.playouts);
+    }
+    let mut playouts = 0;
+    let mut last = 0.0;
+    for second in timeline.iter().take_while(|t| t.reclaims == 0) {
+        playouts += second.playouts;
+        last = ratio(second.tree_bytes, playouts);
+    }
+    last
+}
+
 /// Figures from an MCTS search benchmark.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SearchBench {
     /// Search threads.
     pub threads: usize,
+    /// The measured search second by second: does the tree keep growing at the same pace once
+    /// it is full (issue 16)?
+    pub timeline: Vec<BenchSecond>,
     /// Seconds searched.
     pub seconds: f64,
     /// Playouts completed by the search.
@@ -137,7 +214,9 @@ pub struct SearchBench {
     pub bytes_per_edge: usize,
     /// Bytes the tree holds at the end (the search's own count: nodes, edges, chunks).
     pub tree_bytes: usize,
-    /// `tree_bytes / playouts`: the tree's memory per playout.
+    /// The tree's memory per playout: `tree_bytes / playouts`, or, once the tree has been
+    /// reclaimed (which drops most of what the playouts built), the same ratio at the last
+    /// second before the first reclaim.
     pub bytes_per_playout: f64,
     /// The tree's memory limit (`SearchParams::max_tree_bytes`).
     pub max_tree_bytes: usize,
@@ -275,11 +354,17 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
         .playouts_per_second
     });
     let max_tree_bytes = params.max_tree_bytes;
-    let s = run(params);
+    let (s, timeline) = run_with_timeline(Search::new(
+        crate::engine::EmergoState::new(Position::initial())
+            .with_knowledge(config.shared_knowledge()),
+        params,
+    ));
+    let bytes_per_playout = bytes_per_playout(&s, &timeline);
     let per_thread_efficiency =
         single.map(|one| s.playouts_per_second / (threads as f64 * one.max(1e-9)));
     SearchBench {
         threads,
+        timeline,
         seconds: s.elapsed.as_secs_f64(),
         playouts: s.playouts,
         playouts_per_second: s.playouts_per_second,
@@ -292,11 +377,7 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
         bytes_per_node: Search::<crate::engine::EmergoState>::bytes_per_node(),
         bytes_per_edge: Search::<crate::engine::EmergoState>::bytes_per_edge(),
         tree_bytes: s.tree_bytes,
-        bytes_per_playout: if s.playouts == 0 {
-            0.0
-        } else {
-            s.tree_bytes as f64 / s.playouts as f64
-        },
+        bytes_per_playout,
         max_tree_bytes,
         reclaims: s.reclaims,
         nodes_reclaimed: s.nodes_reclaimed,
