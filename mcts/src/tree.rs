@@ -286,32 +286,23 @@ impl Tree {
 
     /// Reserves one fresh node; its index, or `None` (and the tree is marked full).
     pub(crate) fn reserve_node(&self) -> Option<u32> {
-        self.reserve_nodes(1)
-    }
-
-    /// Reserves `count` (> 0) contiguous fresh nodes; the first index, or `None` (and the tree
-    /// is marked full).
-    pub(crate) fn reserve_nodes(&self, count: u32) -> Option<u32> {
-        let bytes = count as usize * NODE_BYTES;
-        if !self.take_bytes(bytes) {
-            return None;
-        }
-        let index = self.nodes.reserve(count, &self.allocated);
-        if index.is_none() {
-            self.used.fetch_sub(bytes, Ordering::Relaxed);
-            self.cap_reached.store(true, Ordering::Relaxed);
-        }
-        index
+        self.reserve_in(&self.nodes, 1)
     }
 
     /// Reserves `count` (> 0) contiguous fresh edges; the first index, or `None` (and the tree
     /// is marked full).
     pub(crate) fn reserve_edges(&self, count: u32) -> Option<u32> {
-        let bytes = count as usize * EDGE_BYTES;
+        self.reserve_in(&self.edges, count)
+    }
+
+    /// Reserves `count` elements of `arena`: bytes from the budget first, then the slots (their
+    /// own cap may still refuse, and then the bytes are given back).
+    fn reserve_in<T: Default>(&self, arena: &Arena<T>, count: u32) -> Option<u32> {
+        let bytes = count as usize * std::mem::size_of::<T>();
         if !self.take_bytes(bytes) {
             return None;
         }
-        let first = self.edges.reserve(count, &self.allocated);
+        let first = arena.reserve(count, &self.allocated);
         if first.is_none() {
             self.used.fetch_sub(bytes, Ordering::Relaxed);
             self.cap_reached.store(true, Ordering::Relaxed);
