@@ -65,6 +65,7 @@ async fn main() {
                 limits: Some(pb::Limits {
                     max_time_ms: Some(1_000),
                     max_playouts: None,
+                    clock: None,
                 }),
                 options: Some(pb::SearchOptions {
                     threads: 1,
@@ -108,6 +109,7 @@ async fn main() {
                 limits: Some(pb::Limits {
                     max_time_ms: Some(budget.as_millis() as u32),
                     max_playouts: None,
+                    clock: None,
                 }),
                 options: Some(pb::SearchOptions {
                     seed: i + 1,
@@ -141,6 +143,7 @@ async fn main() {
                 limits: Some(pb::Limits {
                     max_time_ms: Some(30_000),
                     max_playouts: None,
+                    clock: None,
                 }),
                 options: Some(pb::SearchOptions {
                     threads: 2,

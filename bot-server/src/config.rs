@@ -49,6 +49,11 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_MAX_PLAYOUTS", default_value_t = 50_000_000)]
     pub max_playouts: u64,
 
+    /// Safety margin kept back from a game clock (`Limits.clock`) for the network and the
+    /// answer's way back (ms): the time manager never plans past the remaining time less this.
+    #[arg(long, env = "EMERGO_CLOCK_MARGIN_MS", default_value_t = 50)]
+    pub clock_margin_ms: u32,
+
     /// Largest search tree (nodes) of one search (at least 1000), a cap kept for compatibility
     /// beside --max-tree-memory. A full tree does not stop the search: it reclaims its
     /// least-visited subtrees and grows on, and its statistics say `node_cap_reached`.
@@ -245,6 +250,7 @@ impl Default for ServerConfig {
             max_queue_wait_ms: 10_000,
             max_time_ms: 60_000,
             max_playouts: 50_000_000,
+            clock_margin_ms: 50,
             max_nodes: 4_000_000,
             max_tree_memory: None,
             kept_games: 64,

@@ -73,9 +73,12 @@ pub fn update(
             tree_bytes: s.tree_bytes as u64,
             reclaims: s.reclaims,
             nodes_reclaimed: s.nodes_reclaimed,
+            // The budget and the wall time are the server's, filled in by `crate::budget`.
+            ..Default::default()
         }),
         stop_reason: reason.unwrap_or(pb::StopReason::Unspecified) as i32,
         fen: fen.to_owned(),
+        search_id: String::new(),
     }
 }
 
@@ -91,6 +94,7 @@ pub fn game_over(fen: String, outcome: Outcome) -> pb::AnalysisUpdate {
         stats: Some(pb::SearchStats::default()),
         stop_reason: pb::StopReason::GameOver as i32,
         fen,
+        search_id: String::new(),
         ..Default::default()
     }
 }

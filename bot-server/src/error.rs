@@ -37,6 +37,13 @@ pub enum ServiceError {
     /// The server is shutting down.
     #[error("server is shutting down")]
     ShuttingDown,
+    /// StopSearch: no live search has this id (it ended, or never existed). The id was
+    /// checked ([`crate::stop::SearchId`]), so it is quoted as it is.
+    #[error("search_id: no live search has the id {0:?}")]
+    UnknownSearch(String),
+    /// The client's own search id is already used by a live search.
+    #[error("options.search_id: {0:?} is already used by a running or waiting search")]
+    SearchIdInUse(String),
     /// A bug: the search thread went away.
     #[error("internal error: {0}")]
     Internal(String),
@@ -72,6 +79,8 @@ impl ServiceError {
             ServiceError::Busy(
                 AdmissionError::QueueFull { .. } | AdmissionError::WaitedTooLong { .. },
             ) => Code::ResourceExhausted,
+            ServiceError::UnknownSearch(_) => Code::NotFound,
+            ServiceError::SearchIdInUse(_) => Code::AlreadyExists,
             ServiceError::Internal(_) => Code::Internal,
         }
     }

@@ -1,11 +1,13 @@
 //! The HTTP/JSON gateway and the web board: the same operations as the gRPC contract, for
 //! browsers and clients without a gRPC stack, served by the same process and engine.
 //!
-//! - `POST /v1/<Rpc>` for the unary RPCs (`BestMove`, `LegalMoves`, `ApplyMoves`, `ServerInfo`):
+//! - `POST /v1/<Rpc>` for the unary RPCs (`BestMove`, `StopSearch`, `LegalMoves`, `ApplyMoves`,
+//!   `ServerInfo`):
 //!   the body and the answer are the canonical proto3 JSON mapping of the gRPC messages (pbjson).
 //! - `POST /v1/Analyze`: Server-Sent Events, one `update` event per streamed update and a
 //!   `final` event, then the stream closes; an `error` event if the search fails midway.
-//!   Closing the connection cancels the search.
+//!   Closing the connection cancels the search; `POST /v1/StopSearch` with the `searchId` of
+//!   the updates ends it with its answer (a `final` event, stop reason `STOP_REASON_STOPPED`).
 //! - Errors: `{"code": "INVALID_ARGUMENT", "message": "..."}` with the matching HTTP status,
 //!   for every error of every layer (413, 405 and 415 included).
 //! - `GET /` and its assets: the web board (embedded in the binary).
@@ -286,6 +288,7 @@ unary!(best_move, best_move, pb::BestMoveRequest);
 unary!(legal_moves, legal_moves, pb::LegalMovesRequest);
 unary!(apply_moves, apply_moves, pb::ApplyMovesRequest);
 unary!(server_info, server_info, pb::ServerInfoRequest);
+unary!(stop_search, stop_search, pb::StopSearchRequest);
 
 /// SSE events for the updates of one analysis; the stream ends after the final update.
 fn sse_events(
@@ -326,7 +329,7 @@ async fn analyze(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Re
 
 async fn not_found() -> Response {
     error_response(tonic::Status::not_found(
-        "no such endpoint: use POST /v1/{BestMove,Analyze,LegalMoves,ApplyMoves,ServerInfo} or GET /",
+        "no such endpoint: use POST /v1/{BestMove,Analyze,StopSearch,LegalMoves,ApplyMoves,ServerInfo} or GET /",
     ))
 }
 
@@ -462,6 +465,10 @@ pub fn router(gateway: Gateway) -> Router {
         .route(
             "/v1/ApplyMoves",
             post(apply_moves).fallback(wrong_method("POST")),
+        )
+        .route(
+            "/v1/StopSearch",
+            post(stop_search).fallback(wrong_method("POST")),
         )
         .route(
             "/v1/ServerInfo",

@@ -6,10 +6,12 @@
 //!
 //! - [`engine`]: the Emergo adapter for the generic MCTS (`emergo-mcts`).
 //! - [`request`]: client messages checked into domain values; [`error`]: errors → gRPC codes.
-//! - [`admission`]: the server-wide search-thread budget with a fair bounded queue;
+//! - [`admission`]: the server-wide search-thread budget, granted by priority with a bounded
+//!   queue per priority; [`stop`]: search ids and StopSearch (stop with answer);
 //!   [`memory`]: the tree-memory budget shared by running searches and kept trees.
 //! - [`runner`]: one search per request on its own threads: deadlines, streaming, cancellation,
-//!   tree reuse ([`games`]), shutdown.
+//!   tree reuse ([`games`]), shutdown; [`timeman`]: game clocks turned into move budgets,
+//!   [`budget`]: a search's budget counted from the request's arrival.
 //! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
 //!   [`metrics`]: Prometheus; [`http`]: the HTTP/JSON gateway and the web board ([`web`]).
 //! - [`tools`]: the offline `emergo` subcommands; [`client`]: the ones that talk to a server.
@@ -17,6 +19,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;
+pub mod budget;
 pub mod client;
 pub mod config;
 pub mod convert;
@@ -34,6 +37,8 @@ pub mod request;
 pub mod runner;
 pub mod server;
 pub mod service;
+pub mod stop;
+pub mod timeman;
 pub mod tls;
 pub mod tools;
 pub mod web;

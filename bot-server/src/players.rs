@@ -150,6 +150,12 @@ impl MctsPlayer {
     pub fn last_search(&self) -> Option<&Snapshot<Move>> {
         self.last.as_ref()
     }
+
+    /// Sets the time for the next moves: a game clock's budget (`emergo arena --tc`) changes
+    /// from move to move.
+    pub fn set_time(&mut self, time: Option<Duration>) {
+        self.params.max_time = time;
+    }
 }
 
 impl MovePicker for MctsPlayer {
@@ -196,6 +202,11 @@ impl AbPlayer {
     /// The result of the last search.
     pub fn last_search(&self) -> Option<&AbResult> {
         self.last.as_ref()
+    }
+
+    /// Sets the time for the next moves (a game clock's budget; see [`MctsPlayer::set_time`]).
+    pub fn set_time(&mut self, time: Option<Duration>) {
+        self.limits.max_time = time;
     }
 }
 

@@ -1,12 +1,15 @@
 //! Client messages turned into checked domain values at the boundary.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use emergo_proto::v1 as pb;
 use emergo_rules::{Game, GameError, Move};
 
+use crate::admission::Priority;
 use crate::config::ServerConfig;
 use crate::error::ServiceError;
+use crate::stop::SearchId;
+use crate::timeman;
 
 /// Most moves a position may carry after its FEN.
 pub const MAX_MOVES: usize = 2_000;
@@ -101,8 +104,18 @@ pub struct SearchJob {
     pub root_moves: Vec<Move>,
     /// Analysis mode: no early stop once the best move is settled.
     pub exhaustive: bool,
+    /// Admission priority while waiting for threads.
+    pub priority: Priority,
+    /// The client's own search id; `None`: the server picks one when the search starts.
+    pub search_id: Option<SearchId>,
     /// Interval between streamed updates.
     pub report_interval: Duration,
+    /// When the request arrived: a clock's budget counts from here (tree reuse and waiting
+    /// for threads are the mover's time too).
+    pub arrived: Instant,
+    /// With a game clock: the time manager's budget for this move, from `arrived`, capped by
+    /// `max_time`.
+    pub time_budget: Option<timeman::Budget>,
 }
 
 impl SearchJob {
@@ -114,18 +127,23 @@ impl SearchJob {
         report_interval_ms: u32,
         config: &ServerConfig,
     ) -> Result<SearchJob, ServiceError> {
+        let arrived = Instant::now();
         let position = position.ok_or_else(|| ServiceError::invalid("position", "required"))?;
         let position = parse_position(&position.fen, &position.moves, "position.")?;
 
         let limits = limits.ok_or_else(|| {
-            ServiceError::invalid("limits", "required: set max_time_ms and/or max_playouts")
+            ServiceError::invalid(
+                "limits",
+                "required: set max_time_ms, max_playouts and/or clock",
+            )
         })?;
-        if limits.max_time_ms.is_none() && limits.max_playouts.is_none() {
+        if limits.max_time_ms.is_none() && limits.max_playouts.is_none() && limits.clock.is_none() {
             return Err(ServiceError::invalid(
                 "limits",
-                "set max_time_ms and/or max_playouts",
+                "set max_time_ms, max_playouts and/or clock",
             ));
         }
+        let clock = limits.clock.as_ref().map(check_clock).transpose()?;
         let max_time = match limits.max_time_ms {
             Some(0) => {
                 return Err(ServiceError::invalid(
@@ -149,6 +167,14 @@ impl SearchJob {
         // Without a time limit the playout cap still bounds the search, and so does the cap on
         // time: a playout-only request never runs longer than max_time_ms.
         let max_time = max_time.or(Some(Duration::from_millis(u64::from(config.max_time_ms))));
+        // A clock's budget is capped by max_time (the client's or the server's cap).
+        let time_budget = clock.map(|c| {
+            timeman::plan(
+                c,
+                Duration::from_millis(u64::from(config.clock_margin_ms)),
+                max_time,
+            )
+        });
 
         let default_options = pb::SearchOptions::default();
         let o = options.unwrap_or(&default_options);
@@ -178,6 +204,10 @@ impl SearchJob {
                 format!("{} bytes, at most {MAX_GAME_ID_LEN}", o.game_id.len()),
             ));
         }
+        let priority = priority(o.priority)?;
+        let search_id = (!o.search_id.is_empty())
+            .then(|| SearchId::parse(&o.search_id, "options.search_id"))
+            .transpose()?;
         let legal = position.game.legal_moves();
         let mut root_moves = Vec::new();
         for (i, text) in o.root_moves.iter().enumerate() {
@@ -221,8 +251,48 @@ impl SearchJob {
             game_id: (!o.game_id.is_empty()).then(|| o.game_id.clone()),
             root_moves,
             exhaustive: o.exhaustive,
+            priority,
+            search_id,
             report_interval: Duration::from_millis(u64::from(report_ms)),
+            arrived,
+            time_budget,
         })
+    }
+}
+
+/// Checks a game clock. Zero time left, or zero moves to go, is a client error (the mover has
+/// already lost, or the count is off by one); any other value is usable as it is, since the
+/// time manager never plans past the time left and the budget is capped by max_time.
+fn check_clock(c: &pb::Clock) -> Result<timeman::Clock, ServiceError> {
+    if c.remaining_ms == 0 {
+        return Err(ServiceError::invalid(
+            "limits.clock.remaining_ms",
+            "must be at least 1",
+        ));
+    }
+    if c.moves_to_go == Some(0) {
+        return Err(ServiceError::invalid(
+            "limits.clock.moves_to_go",
+            "must be at least 1 when set (leave it unset for no time control ahead)",
+        ));
+    }
+    Ok(timeman::Clock {
+        remaining: Duration::from_millis(u64::from(c.remaining_ms)),
+        increment: Duration::from_millis(u64::from(c.increment_ms)),
+        moves_to_go: c.moves_to_go,
+    })
+}
+
+/// `SearchOptions.priority` (an open proto3 enum: any number can arrive).
+fn priority(value: i32) -> Result<Priority, ServiceError> {
+    match pb::Priority::try_from(value) {
+        Ok(pb::Priority::Interactive) => Ok(Priority::Interactive),
+        Ok(pb::Priority::Unspecified | pb::Priority::Normal) => Ok(Priority::Normal),
+        Ok(pb::Priority::Batch) => Ok(Priority::Batch),
+        Err(_) => Err(ServiceError::invalid(
+            "options.priority",
+            format!("{value} is not a priority (1 interactive, 2 normal, 3 batch)"),
+        )),
     }
 }
 
@@ -286,6 +356,7 @@ mod tests {
         let zero = pb::Limits {
             max_time_ms: Some(0),
             max_playouts: None,
+            clock: None,
         };
         assert_eq!(
             job(zero, Default::default()).unwrap_err().code(),
@@ -294,6 +365,7 @@ mod tests {
         let huge = pb::Limits {
             max_time_ms: None,
             max_playouts: Some(u64::MAX),
+            clock: None,
         };
         let j = job(huge, Default::default()).unwrap();
         assert_eq!(j.max_playouts, Some(ServerConfig::default().max_playouts));
@@ -301,10 +373,52 @@ mod tests {
     }
 
     #[test]
+    fn clocks_are_checked_and_planned() {
+        let clock = |remaining_ms, moves_to_go| pb::Limits {
+            clock: Some(pb::Clock {
+                remaining_ms,
+                increment_ms: 100,
+                moves_to_go,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let e = job(clock(0, None), Default::default()).unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+        assert!(
+            e.to_string().starts_with("limits.clock.remaining_ms:"),
+            "{e}"
+        );
+        let e = job(clock(1_000, Some(0)), Default::default()).unwrap_err();
+        assert!(
+            e.to_string().starts_with("limits.clock.moves_to_go:"),
+            "{e}"
+        );
+        // A clock alone is a budget; the server's cap bounds it.
+        let j = job(clock(u32::MAX, None), Default::default()).unwrap();
+        let b = j.time_budget.unwrap();
+        assert_eq!(b.hard, Duration::from_secs(60));
+        assert_eq!(b.reason, timeman::BudgetReason::Capped);
+        let j = job(clock(10_000, None), Default::default()).unwrap();
+        let b = j.time_budget.unwrap();
+        assert!(b.target <= b.hard && b.hard <= Duration::from_millis(10_000 - 50));
+        assert_eq!(b.reason, timeman::BudgetReason::Share);
+        // max_time_ms caps it.
+        let mut l = clock(10_000, None);
+        l.max_time_ms = Some(20);
+        let b = job(l, Default::default()).unwrap().time_budget.unwrap();
+        assert_eq!(
+            (b.target, b.reason),
+            (Duration::from_millis(20), timeman::BudgetReason::Capped)
+        );
+    }
+
+    #[test]
     fn options_are_checked() {
         let l = pb::Limits {
             max_time_ms: Some(100),
             max_playouts: None,
+            clock: None,
         };
         let e = job(
             l,
@@ -340,6 +454,37 @@ mod tests {
         )
         .unwrap();
         assert_eq!(j.root_moves.len(), 1);
+    }
+
+    #[test]
+    fn priorities_and_search_ids_are_checked() {
+        let l = pb::Limits {
+            max_time_ms: Some(100),
+            ..Default::default()
+        };
+        let with = |priority, search_id: &str| {
+            job(
+                l,
+                pb::SearchOptions {
+                    priority,
+                    search_id: search_id.into(),
+                    ..Default::default()
+                },
+            )
+        };
+        let j = with(0, "").unwrap();
+        assert_eq!((j.priority, j.search_id), (Priority::Normal, None));
+        assert_eq!(with(1, "").unwrap().priority, Priority::Interactive);
+        assert_eq!(with(3, "").unwrap().priority, Priority::Batch);
+        let e = with(9, "").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "options.priority: 9 is not a priority (1 interactive, 2 normal, 3 batch)"
+        );
+        let j = with(0, "my-move_1").unwrap();
+        assert_eq!(j.search_id.unwrap().as_str(), "my-move_1");
+        let e = with(0, "a b").unwrap_err();
+        assert!(e.to_string().starts_with("options.search_id: ' '"), "{e}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 use tonic::Status;
 
 use crate::admission::{Admission, Grant};
+use crate::budget::SearchBudget;
 use crate::config::ServerConfig;
 use crate::convert;
 use crate::engine::{EmergoState, Knowledge};
@@ -27,6 +28,7 @@ use crate::error::ServiceError;
 use crate::games::{BudgetedSearch, GameStore, KeptGame};
 use crate::memory::{TreeGrant, TreeMemory};
 use crate::request::SearchJob;
+use crate::stop::{Registration, SearchId, SearchRegistry};
 
 /// Stream item type of Analyze.
 pub type UpdateResult = Result<pb::AnalysisUpdate, Status>;
@@ -41,6 +43,11 @@ pub enum StopCause {
     Cancelled = 1,
     /// The server is shutting down.
     Shutdown = 2,
+    /// A StopSearch call ended it early; its call still gets the final update.
+    Stopped = 3,
+    /// The time manager ended it: a game clock's budget was used, or the best move settled
+    /// ([`crate::budget`]).
+    Budget = 4,
 }
 
 /// The stop switch of one running search.
@@ -51,30 +58,48 @@ pub struct StopControl {
 }
 
 impl StopControl {
-    fn new() -> StopControl {
+    /// A switch that is not raised (the same as `default()`).
+    pub fn new() -> StopControl {
         StopControl {
             flag: Arc::new(AtomicBool::new(false)),
             cause: AtomicU8::new(StopCause::None as u8),
         }
     }
 
-    /// Stops the search, remembering the first cause given.
-    pub fn stop(&self, cause: StopCause) {
-        let _ = self.cause.compare_exchange(
-            StopCause::None as u8,
-            cause as u8,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
+    /// Stops the search, remembering the first cause given. True if this call was the first.
+    pub fn stop(&self, cause: StopCause) -> bool {
+        let first = self
+            .cause
+            .compare_exchange(
+                StopCause::None as u8,
+                cause as u8,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok();
         self.flag.store(true, Ordering::SeqCst);
+        first
+    }
+
+    /// True once stopped, whatever the cause.
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
     }
 
     fn cause(&self) -> StopCause {
         match self.cause.load(Ordering::SeqCst) {
             1 => StopCause::Cancelled,
             2 => StopCause::Shutdown,
+            3 => StopCause::Stopped,
+            4 => StopCause::Budget,
             _ => StopCause::None,
         }
+    }
+}
+
+impl Default for StopControl {
+    fn default() -> StopControl {
+        StopControl::new()
     }
 }
 
@@ -103,6 +128,8 @@ pub struct Engine {
     pub games: GameStore,
     /// The tree-memory budget, shared by running searches and kept trees.
     pub memory: Arc<TreeMemory>,
+    /// The stop switches of live searches by search id (StopSearch).
+    pub searches: Arc<SearchRegistry>,
     /// The Emergo knowledge of `config.mcts`, shared by every search.
     knowledge: Option<Arc<Knowledge>>,
     active: Mutex<HashMap<u64, Arc<StopControl>>>,
@@ -116,6 +143,8 @@ struct Running {
     engine: Arc<Engine>,
     id: u64,
     _grant: Grant,
+    /// Dropped after the grant: the id stays stoppable until the search has ended.
+    _registration: Registration,
 }
 
 impl Drop for Running {
@@ -139,6 +168,7 @@ impl Engine {
                 usize::try_from(config.tree_memory_budget()).unwrap_or(usize::MAX),
                 config.thread_budget(),
             )),
+            searches: Arc::default(),
             knowledge: config.mcts.shared_knowledge(),
             config,
             active: Mutex::new(HashMap::new()),
@@ -204,6 +234,16 @@ impl Engine {
             return Ok(convert::game_over(fen_now, outcome));
         }
 
+        // Registered before waiting for threads, so that a client can stop its own queued
+        // request by the id it chose ([`crate::stop`]).
+        let ctl = Arc::new(StopControl::new());
+        let registration = self.searches.register(
+            job.search_id.clone().unwrap_or_else(SearchId::random),
+            ctl.clone(),
+        )?;
+        let search_id = registration.id().to_string();
+        tracing::debug!(search_id, "registered for StopSearch");
+
         // With a deadline, plan when the search must end and the answer leave; a deadline too
         // short for that is answered now, in time for the client to hear it.
         let plan = deadline
@@ -213,7 +253,10 @@ impl Engine {
         let wait_bound = plan.map_or(Duration::MAX, |p| {
             p.latest_start.saturating_duration_since(Instant::now())
         });
-        let grant = self.admission.acquire(job.threads, wait_bound).await?;
+        let grant = self
+            .admission
+            .acquire(job.threads, job.priority, wait_bound)
+            .await?;
         let threads = grant.threads;
         crate::metrics::queue_length(self.admission.queued());
 
@@ -233,7 +276,6 @@ impl Engine {
         };
         self.config.mcts.apply(&mut params);
         params.smart_pruning &= !job.exhaustive;
-        let ctl = Arc::new(StopControl::new());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.lock_active().insert(id, ctl.clone());
         crate::metrics::running_searches(self.running_searches());
@@ -244,18 +286,21 @@ impl Engine {
             engine: self.clone(),
             id,
             _grant: grant,
+            _registration: registration,
         };
 
         let (done_tx, done_rx) = oneshot::channel();
         let interval = job.report_interval;
         let thread_updates = updates.clone();
         let thread_ctl = ctl.clone();
+        let thread_search_id = search_id.clone();
         let engine = self.clone();
         let fen = fen_now.clone();
         // The supervisor does all the heavy lifting off the runtime: it sets the tree up, watches
         // the search, builds the final update, and parks (or drops: big trees take milliseconds
         // to free) the tree.
         let span = tracing::Span::current();
+        let mut budget = SearchBudget::new(&job);
         std::thread::Builder::new()
             .name(format!("search-{id}"))
             .spawn(move || {
@@ -282,15 +327,25 @@ impl Engine {
                         search.set_params(params);
                     }
                 }
+                // A game clock's hard limit counts from the request's arrival: what is left of
+                // it is set last, after the set-up above took its time (issue 13 item 6).
+                let mut params = search.params().clone();
+                budget.limit(&mut params);
+                if params.max_time != search.params().max_time {
+                    search.set_params(params);
+                }
                 let handle = search.start();
                 let mut done_tx = Some(done_tx);
+                // Clocked searches are looked at more often than reports go out.
+                let mut next_report = Instant::now() + interval;
                 loop {
                     let now = Instant::now();
-                    let report = thread_updates.as_ref().map(|_| now + interval);
+                    let report = thread_updates.as_ref().map(|_| next_report);
                     let wake = match (report, plan) {
                         (Some(r), Some(p)) => Some(r.min(p.answer_by)),
                         (r, p) => r.or(p.map(|p| p.answer_by)),
                     };
+                    let wake = [wake, budget.next_look(now)].into_iter().flatten().min();
                     let wait = wake.map_or(Duration::from_secs(3600), |w| {
                         w.saturating_duration_since(now)
                     });
@@ -304,22 +359,34 @@ impl Engine {
                         // and miss the deadline. They stop at their next check.
                         let cause = thread_ctl.cause();
                         let stop = match cause {
-                            StopCause::None => MctsStop::Time,
-                            StopCause::Cancelled | StopCause::Shutdown => MctsStop::Stopped,
+                            StopCause::None | StopCause::Budget => MctsStop::Time,
+                            StopCause::Cancelled | StopCause::Shutdown | StopCause::Stopped => {
+                                MctsStop::Stopped
+                            }
                         };
                         thread_ctl.flag.store(true, Ordering::SeqCst);
                         let snapshot = handle.snapshot();
                         let reason = final_reason(Some(stop), cause, deadline_limited);
-                        let update = convert::update(&snapshot, &fen, threads, true, Some(reason));
+                        let mut update =
+                            convert::update(&snapshot, &fen, threads, true, Some(reason));
+                        budget.finish(&mut update, Some(stop), deadline_limited);
                         if let Some(tx) = done_tx.take() {
                             let _ = tx.send(update);
                         }
                         tracing::debug!("answered before every search thread had stopped");
                         break;
                     }
-                    if let Some(tx) = &thread_updates {
-                        let update =
+                    if budget.clocked() && budget.look(&handle.snapshot()) {
+                        thread_ctl.stop(StopCause::Budget);
+                    }
+                    if let Some(tx) = thread_updates
+                        .as_ref()
+                        .filter(|_| Instant::now() >= next_report)
+                    {
+                        next_report = Instant::now() + interval;
+                        let mut update =
                             convert::update(&handle.snapshot(), &fen, threads, false, None);
+                        update.search_id.clone_from(&thread_search_id);
                         if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(Ok(update)) {
                             thread_ctl.stop(StopCause::Cancelled);
                         }
@@ -335,7 +402,8 @@ impl Engine {
                 );
                 let reason =
                     final_reason(snapshot.stop_reason, thread_ctl.cause(), deadline_limited);
-                let update = convert::update(&snapshot, &fen, threads, true, Some(reason));
+                let mut update = convert::update(&snapshot, &fen, threads, true, Some(reason));
+                budget.finish(&mut update, snapshot.stop_reason, deadline_limited);
                 // Park the tree before answering, so that the game's next request finds it; drop
                 // whatever that evicts (or the tree itself) after answering.
                 let tree = BudgetedSearch { search, grant };
@@ -373,7 +441,10 @@ impl Engine {
             None => done_rx.await,
         };
         guard.armed = false;
-        finished.map_err(|_| ServiceError::Internal("the search thread failed".to_owned()))
+        let mut update =
+            finished.map_err(|_| ServiceError::Internal("the search thread failed".to_owned()))?;
+        update.search_id = search_id;
+        Ok(update)
     }
 
     /// The kept tree of the job's game advanced to its position, or a fresh search, with
@@ -495,6 +566,8 @@ fn final_reason(
         Some(MctsStop::Time) if deadline_limited => pb::StopReason::Deadline,
         Some(MctsStop::Stopped) => match cause {
             StopCause::Shutdown => pb::StopReason::Shutdown,
+            StopCause::Stopped => pb::StopReason::Stopped,
+            StopCause::Budget => pb::StopReason::Time,
             _ => pb::StopReason::Cancelled,
         },
         other => convert::stop_reason(other),
@@ -562,6 +635,14 @@ mod tests {
         assert_eq!(
             final_reason(Some(MctsStop::Stopped), StopCause::Cancelled, true),
             R::Cancelled
+        );
+        assert_eq!(
+            final_reason(Some(MctsStop::Stopped), StopCause::Stopped, true),
+            R::Stopped
+        );
+        assert_eq!(
+            final_reason(Some(MctsStop::Stopped), StopCause::Budget, false),
+            R::Time
         );
         assert_eq!(
             final_reason(Some(MctsStop::NodeCap), StopCause::None, true),

@@ -10,11 +10,13 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
+use crate::admission::Priority;
 use crate::convert;
 use crate::error::ServiceError;
 use crate::logging::LogSafe;
 use crate::request::{self, SearchJob, parse_position};
 use crate::runner::{Engine, UpdateResult};
+use crate::stop::SearchId;
 
 /// Version of the rules this server implements.
 pub const RULES_VERSION: &str = "emergo-bot RULES.md (vchess EmergoRules a9e2eed0 + authors' draws; automatic threefold repetition)";
@@ -52,6 +54,7 @@ impl BotService {
             max_time_ms = job.max_time.map(|t| t.as_millis() as u64),
             max_playouts = job.max_playouts,
             threads = job.threads,
+            priority = ?job.priority,
             "search"
         );
         Ok(job)
@@ -257,6 +260,24 @@ impl EmergoBot for BotService {
         finish("ApplyMoves", started, result).map(Response::new)
     }
 
+    async fn stop_search(
+        &self,
+        req: Request<pb::StopSearchRequest>,
+    ) -> Result<Response<pb::StopSearchResponse>, Status> {
+        let started = Instant::now();
+        let r = req.into_inner();
+        let span = request_span("StopSearch", "");
+        span.in_scope(|| {
+            let result = SearchId::parse(&r.search_id, "search_id")
+                .and_then(|id| {
+                    tracing::info!(search_id = %id, "stop");
+                    self.engine.searches.stop(&id)
+                })
+                .map(|stopped| pb::StopSearchResponse { stopped });
+            finish("StopSearch", started, result).map(Response::new)
+        })
+    }
+
     async fn server_info(
         &self,
         _req: Request<pb::ServerInfoRequest>,
@@ -283,6 +304,9 @@ impl EmergoBot for BotService {
                 running_searches: e.running_searches() as u32,
                 threads_in_use: e.admission.threads_in_use() as u32,
                 queued_requests: e.admission.queued() as u32,
+                queued_interactive: e.admission.queued_at(Priority::Interactive) as u32,
+                queued_normal: e.admission.queued_at(Priority::Normal) as u32,
+                queued_batch: e.admission.queued_at(Priority::Batch) as u32,
                 kept_games: e.games.len() as u32,
                 searches_completed: e.completed(),
                 requests_refused: e.admission.refused(),

@@ -31,6 +31,7 @@ const STOP_REASONS = {
   STOP_REASON_SHUTDOWN: 'server shutting down',
   STOP_REASON_BEST_MOVE_SETTLED: 'best move settled',
   STOP_REASON_GAME_OVER: 'the game is over',
+  STOP_REASON_STOPPED: 'stopped on request',
 };
 
 const $ = (id) => document.getElementById(id);
@@ -447,6 +448,10 @@ async function startAnalysis() {
     last: null,
     running: true,
     stopReason: '',
+    // Our own id for the search, so that "Stop" can end it with its answer (StopSearch) even
+    // before the first update arrives.
+    searchId: newSearchId(),
+    stopping: false,
   };
   state.analysis = a;
   resetPv(false);
@@ -454,7 +459,15 @@ async function startAnalysis() {
   const body = {
     position: { fen: state.startFen, moves },
     limits: analysisLimits(),
-    options: { multiPv: 3, pvLength: 16, exhaustive: true, threads: threads(), gameId: `${state.gameId}-analysis` },
+    options: {
+      multiPv: 3,
+      pvLength: 16,
+      exhaustive: true,
+      threads: threads(),
+      gameId: `${state.gameId}-analysis`,
+      searchId: a.searchId,
+      priority: 'PRIORITY_INTERACTIVE',
+    },
     reportIntervalMs: 250,
   };
   try {
@@ -508,6 +521,31 @@ function onSseEvent(a, block) {
   renderAnalysis();
 }
 
+/** 128 random bits in hex: an unguessable search id of our own. */
+function newSearchId() {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The "Stop" button: ends the search with its answer. The server stops it and the stream ends
+ * with a final update (stop reason STOPPED) that stays on the board. If the server no longer
+ * (or not yet) knows the search, the stream is simply closed.
+ */
+async function stopWithAnswer() {
+  const a = state.analysis;
+  if (!a || !a.running || a.stopping) return;
+  a.stopping = true;
+  $('analyze-stop').disabled = true;
+  try {
+    await api('StopSearch', { searchId: a.searchId });
+  } catch (e) {
+    if (state.analysis === a) stopAnalysis();
+  }
+}
+
+/** Abandons the analysis (a new position, a new game): closes the stream, cancelling the search. */
 function stopAnalysis() {
   const a = state.analysis;
   if (a && a.running) {
@@ -844,7 +882,7 @@ function renderAnalysis() {
   const table = $('analysis-table');
   const body = table.querySelector('tbody');
   $('analyze-start').disabled = Boolean(a && a.running);
-  $('analyze-stop').disabled = !(a && a.running);
+  $('analyze-stop').disabled = !(a && a.running && !a.stopping);
   const st = $('analysis-state');
   if (!a) st.textContent = 'idle';
   else if (a.running) st.textContent = a.updates ? `running (${a.updates} updates)` : 'starting…';
@@ -1004,7 +1042,7 @@ function wire() {
     clearMessage();
     startAnalysis();
   });
-  $('analyze-stop').addEventListener('click', () => stopAnalysis());
+  $('analyze-stop').addEventListener('click', () => stopWithAnswer());
   $('pv-first').addEventListener('click', () => resetPv(true));
   $('pv-back').addEventListener('click', () => stepPv(-1));
   $('pv-forward').addEventListener('click', () => stepPv(1));

@@ -230,3 +230,50 @@ async fn bestmove_local_and_game_over() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("game is over") && err.contains("1-0"), "{err}");
 }
+
+/// Issue 13 item 4: the first Ctrl-C (SIGINT) stops the analysis with its answer: the final
+/// update is printed (stop reason STOPPED) and `emergo` exits normally.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_ctrl_c_stops_with_the_answer() {
+    use std::io::{BufRead, BufReader};
+    let server = server().await;
+    let url = server.url.clone();
+    let (status, lines) = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(binary("emergo"))
+            .args(args(&[
+                "analyze",
+                "--server",
+                &url,
+                "--time",
+                "60s",
+                "--interval",
+                "50ms",
+                "--exhaustive",
+                "--json",
+            ]))
+            .env_remove("EMERGO_SERVER")
+            .env_remove("EMERGO_AUTH_TOKEN")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run emergo");
+        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut lines = vec![out.next().unwrap().unwrap()];
+        let kill = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        lines.extend(out.map(Result::unwrap));
+        (child.wait().unwrap(), lines)
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{status:?}: {lines:?}");
+    let last: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(last["final"], true, "{lines:?}");
+    assert_eq!(last["stop_reason"], "STOP_REASON_STOPPED");
+    assert!(
+        is_legal(INITIAL, &[], last["best_move"].as_str().unwrap()),
+        "{last}"
+    );
+}

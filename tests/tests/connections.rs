@@ -176,6 +176,7 @@ async fn new_calls_are_refused_at_once_while_draining() {
                 limits: Some(pb::Limits {
                     max_time_ms: Some(5_000),
                     max_playouts: None,
+                    clock: None,
                 }),
                 ..Default::default()
             })

@@ -324,3 +324,79 @@ async fn web_board_is_served() {
     }
     server.stop().await;
 }
+
+/// Issue 13 item 4: `POST /v1/StopSearch` with the `searchId` of an Analyze stream's updates
+/// ends the search with its answer: the stream's last event is `final` with
+/// `STOP_REASON_STOPPED` and a best move. Unknown ids are 404, malformed ones 400, both with
+/// the JSON error body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_search_ends_an_sse_analysis_with_its_answer() {
+    let server = TestServer::start(config()).await;
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/Analyze", server.http_url))
+        .json(&json!({
+            "position": {"fen": INITIAL},
+            "limits": {"maxTimeMs": 60000},
+            "options": {"exhaustive": true, "priority": "PRIORITY_INTERACTIVE"},
+            "reportIntervalMs": 50
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut body = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut events: Vec<(String, Value)> = Vec::new();
+    let mut stop_sent = false;
+    while let Some(chunk) = body.next().await {
+        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let name = block
+                .lines()
+                .find_map(|l| l.strip_prefix("event:"))
+                .unwrap_or("message")
+                .trim()
+                .to_owned();
+            let data: String = block
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            if data.is_empty() {
+                continue;
+            }
+            events.push((name, serde_json::from_str(&data).unwrap()));
+        }
+        if !stop_sent && !events.is_empty() {
+            let id = events[0].1["searchId"].as_str().unwrap().to_owned();
+            assert_eq!(id.len(), 32, "{id}");
+            let (code, answer) = post(&server, "StopSearch", json!({"searchId": id})).await;
+            assert_eq!((code, answer), (200, json!({"stopped": true})));
+            stop_sent = true;
+        }
+    }
+    let (name, last) = events.last().unwrap();
+    assert_eq!(name, "final", "{events:?}");
+    assert_eq!(last["stopReason"], "STOP_REASON_STOPPED");
+    assert_eq!(last["searchId"], events[0].1["searchId"]);
+    assert!(!last["bestMove"].as_str().unwrap().is_empty(), "{last}");
+
+    let (code, e) = post(
+        &server,
+        "StopSearch",
+        json!({"searchId": "0123456789abcdef0123456789abcdef"}),
+    )
+    .await;
+    assert_eq!((code, e["code"].as_str().unwrap()), (404, "NOT_FOUND"));
+    let (code, e) = post(&server, "StopSearch", json!({"searchId": "no way"})).await;
+    assert_eq!(
+        (code, e["code"].as_str().unwrap()),
+        (400, "INVALID_ARGUMENT")
+    );
+    assert!(
+        e["message"].as_str().unwrap().starts_with("search_id:"),
+        "{e}"
+    );
+    server.stop().await;
+}

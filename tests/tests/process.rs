@@ -93,6 +93,7 @@ async fn sigterm_finishes_searches_then_exits() {
             limits: Some(pb::Limits {
                 max_time_ms: Some(30_000),
                 max_playouts: None,
+                clock: None,
             }),
             options: None,
             report_interval_ms: 50,

@@ -26,6 +26,7 @@ fn playouts(n: u64) -> Option<pb::Limits> {
     Some(pb::Limits {
         max_time_ms: None,
         max_playouts: Some(n),
+        clock: None,
     })
 }
 
@@ -33,6 +34,7 @@ fn millis(ms: u32) -> Option<pb::Limits> {
     Some(pb::Limits {
         max_time_ms: Some(ms),
         max_playouts: None,
+        clock: None,
     })
 }
 

@@ -141,6 +141,7 @@ fn best_move_playouts(n: u64) -> pb::BestMoveRequest {
         limits: Some(pb::Limits {
             max_time_ms: None,
             max_playouts: Some(n),
+            clock: None,
         }),
         options: None,
     }
@@ -294,6 +295,7 @@ async fn a_full_tree_says_so() {
             limits: Some(pb::Limits {
                 max_time_ms: Some(400),
                 max_playouts: None,
+                clock: None,
             }),
             options: Some(pb::SearchOptions {
                 exhaustive: true,
@@ -341,6 +343,7 @@ fn analyze_game(game_id: &str, playouts: u64, threads: u32) -> pb::AnalyzeReques
         limits: Some(pb::Limits {
             max_time_ms: None,
             max_playouts: Some(playouts),
+            clock: None,
         }),
         options: Some(pb::SearchOptions {
             game_id: game_id.into(),
@@ -571,6 +574,7 @@ fn best_move(max_time_ms: u32) -> pb::BestMoveRequest {
         limits: Some(pb::Limits {
             max_time_ms: Some(max_time_ms),
             max_playouts: None,
+            clock: None,
         }),
         options: None,
     }

@@ -5,8 +5,9 @@
 //
 // It plays against the engine by clicking (entries, an illegal click, undo, the game record), plays
 // a five-jump capture chain square by square, runs a live analysis (the table updates, visits grow,
-// the best line is drawn with arrows and can be stepped through), stops it (the server's search
-// ends), and saves screenshots. Exits non-zero with a message on the first failure.
+// the best line is drawn with arrows and can be stepped through), stops it with its answer (StopSearch:
+// the final result stays shown, the server's search ends), and saves screenshots. Exits non-zero with
+// a message on the first failure.
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -236,7 +237,11 @@ async function analyse(page) {
   await page.click('#analyze-stop');
   await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
   const stoppedAt = Number(await page.locator('#analysis-table').getAttribute('data-updates'));
-  // Aborting the fetch closes the stream, which cancels the search on the server.
+  // Stop ends the search with its answer (StopSearch, issue 13): the final update stays shown.
+  const stateText = await page.locator('#analysis-state').innerText();
+  check(stateText.includes('stopped on request'), `Stop should end the search with its answer: "${stateText}"`);
+  const finalRows = await page.locator('#analysis-table tbody tr').count();
+  check(finalRows > 0, 'the final result should stay on the board after Stop');
   const until = Date.now() + 10_000;
   let running = -1;
   while (Date.now() < until) {

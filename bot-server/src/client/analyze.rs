@@ -53,6 +53,10 @@ pub struct SearchArgs {
     /// Never stop early because the best move can no longer change (analysis mode).
     #[arg(long)]
     pub exhaustive: bool,
+    /// Priority while waiting for the server's search threads: waiting interactive requests
+    /// go first, then normal, then batch.
+    #[arg(long, value_enum, default_value_t = PriorityArg::Normal)]
+    pub priority: PriorityArg,
     /// Search in this process with the server's engine instead of calling a server.
     #[arg(long)]
     pub local: bool,
@@ -88,7 +92,30 @@ impl SearchArgs {
             seed: self.seed,
             game_id: self.game_id.clone(),
             exhaustive: self.exhaustive,
+            priority: pb::Priority::from(self.priority) as i32,
             ..Default::default()
+        }
+    }
+}
+
+/// `--priority` of the client tools: `SearchOptions.priority`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PriorityArg {
+    /// Someone waits for the answer (a move under a clock).
+    Interactive,
+    /// The default.
+    #[default]
+    Normal,
+    /// Bulk analysis: served when nothing else waits.
+    Batch,
+}
+
+impl From<PriorityArg> for pb::Priority {
+    fn from(p: PriorityArg) -> pb::Priority {
+        match p {
+            PriorityArg::Interactive => pb::Priority::Interactive,
+            PriorityArg::Normal => pb::Priority::Normal,
+            PriorityArg::Batch => pb::Priority::Batch,
         }
     }
 }
@@ -102,6 +129,7 @@ pub fn limits(time: Option<Duration>, playouts: Option<u64>) -> Option<pb::Limit
         // A sub-millisecond budget still means "search a little", not "no limit".
         max_time_ms: time.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)),
         max_playouts: playouts,
+        clock: None,
     })
 }
 
@@ -142,10 +170,15 @@ pub async fn run(args: AnalyzeArgs) -> Result<(), ClientError> {
     // Checked before connecting so a forgotten budget is reported as such, not as a
     // connection problem.
     let limits = s.limits()?;
+    // Our own search id, so that Ctrl-C can stop the search with its answer.
+    let search_id = crate::stop::SearchId::random().to_string();
     let request = pb::AnalyzeRequest {
         position: Some(s.position()),
         limits: Some(limits),
-        options: Some(s.options(args.multipv, args.pv_len)),
+        options: Some(pb::SearchOptions {
+            search_id: search_id.clone(),
+            ..s.options(args.multipv, args.pv_len)
+        }),
         report_interval_ms: u32::try_from(args.interval.as_millis()).unwrap_or(u32::MAX),
     };
     let mode = if args.json {
@@ -170,6 +203,7 @@ pub async fn run(args: AnalyzeArgs) -> Result<(), ClientError> {
     };
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
+    let mut stopping = false;
     loop {
         tokio::select! {
             item = rx.recv() => match item {
@@ -187,6 +221,15 @@ pub async fn run(args: AnalyzeArgs) -> Result<(), ClientError> {
                 }
             },
             _ = &mut ctrl_c => {
+                // The first Ctrl-C stops the search with its answer: the stream goes on to its
+                // final update (stop reason STOPPED), shown as usual.
+                if !stopping && backend.stop_search(&search_id).await.is_ok() {
+                    stopping = true;
+                    eprintln!();
+                    eprintln!("emergo: stopping (Ctrl-C again to quit at once)");
+                    ctrl_c.set(tokio::signal::ctrl_c());
+                    continue;
+                }
                 // Dropping the stream cancels the search (the server sees the call go away);
                 // exiting closes the connection even if the drop has not been noticed yet.
                 drop(rx);
@@ -304,6 +347,7 @@ pub fn stop_reason_text(reason: pb::StopReason) -> &'static str {
         pb::StopReason::Shutdown => "the server is shutting down",
         pb::StopReason::BestMoveSettled => "best move settled (no other move could overtake it)",
         pb::StopReason::GameOver => "the game is over",
+        pb::StopReason::Stopped => "stopped on request (StopSearch)",
     }
 }
 
@@ -571,6 +615,7 @@ mod tests {
                 0
             },
             fen: INITIAL_FEN.into(),
+            search_id: String::new(),
         }
     }
 

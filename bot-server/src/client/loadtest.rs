@@ -22,6 +22,7 @@ use serde::Serialize;
 use tokio::task::JoinSet;
 use tonic::{Code, Status};
 
+use super::analyze::PriorityArg;
 use super::{Client, ClientError, ConnectArgs, connect, parse_duration, request_with_game};
 use crate::metrics::code_name;
 
@@ -93,6 +94,10 @@ pub struct LoadTestArgs {
     /// header), to exercise tree reuse and game affinity in a fleet.
     #[arg(long)]
     pub game_ids: bool,
+    /// Priority of every request while it waits for the server's threads (e.g. batch, to load
+    /// a server without delaying its interactive requests).
+    #[arg(long, value_enum, default_value_t = PriorityArg::Normal)]
+    pub priority: PriorityArg,
     /// Client deadline of each request; slower requests count as DEADLINE_EXCEEDED.
     #[arg(long, value_parser = parse_duration, default_value = "30s")]
     pub timeout: Duration,
@@ -108,6 +113,7 @@ struct Plan {
     limits: pb::Limits,
     threads: u32,
     game_ids: bool,
+    priority: pb::Priority,
     timeout: Duration,
 }
 
@@ -470,9 +476,11 @@ fn plan(args: &LoadTestArgs) -> Result<Plan, ClientError> {
         limits: pb::Limits {
             max_time_ms,
             max_playouts: args.playouts,
+            clock: None,
         },
         threads: args.threads,
         game_ids: args.game_ids,
+        priority: args.priority.into(),
         timeout: args.timeout,
     })
 }
@@ -491,6 +499,7 @@ impl Plan {
             // which would let the server pick and make runs less reproducible.
             seed: n + 1,
             game_id: game_id.clone(),
+            priority: self.priority as i32,
             ..pb::SearchOptions::default()
         });
         let call = async {

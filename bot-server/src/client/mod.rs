@@ -341,6 +341,25 @@ impl Backend {
         Ok(rx)
     }
 
+    /// Ends the search `search_id` early with its answer (its own call gets the final update).
+    pub async fn stop_search(&self, search_id: &str) -> Result<bool, ClientError> {
+        match self {
+            Backend::Remote(client) => Ok(client
+                .clone()
+                .stop_search(pb::StopSearchRequest {
+                    search_id: search_id.to_owned(),
+                })
+                .await?
+                .into_inner()
+                .stopped),
+            Backend::Local(engine) => {
+                let id =
+                    crate::stop::SearchId::parse(search_id, "search_id").map_err(Status::from)?;
+                Ok(engine.searches.stop(&id).map_err(Status::from)?)
+            }
+        }
+    }
+
     /// Asks for the best move.
     pub async fn best_move(
         &self,

@@ -129,6 +129,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
     let limits = pb::Limits {
         max_time_ms: time.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)),
         max_playouts: args.playouts,
+        clock: None,
     };
     let backend = Backend::open(&args.connect, args.local).await?;
     let engine_name = engine_description(&args, time);

@@ -9,9 +9,15 @@ use emergo_rules::{Game, Move};
 use tokio::sync::Mutex;
 use tonic::Code;
 
+use super::clock::{LOCAL_MARGIN, SideClock};
 use super::spec::{EngineKind, EngineSpec};
 use crate::client::{Client, ClientError, ConnectArgs, connect, request_with_game};
 use crate::players::{AbPlayer, GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer};
+use crate::timeman;
+
+/// Slack beyond the mover's clock for a BestMove call under a game clock: the arena measures
+/// and flags a late answer itself, so the deadline only has to end a call that never returns.
+const CLOCK_DEADLINE_SLACK: Duration = Duration::from_secs(1);
 
 /// Attempts of one BestMove call before the game is adjudicated as an engine failure.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -42,6 +48,9 @@ pub enum Answer {
         reused_visits: Option<u64>,
         /// Playouts of the search (searching engines only): shows what a time budget bought.
         playouts: Option<u64>,
+        /// The server's wall time from the request's arrival to its answer
+        /// (`SearchStats.answer_wall_ms`); servers only.
+        server_wall_ms: Option<u64>,
     },
     /// The engine did not answer in time: the game is lost on time.
     Timeout(String),
@@ -148,6 +157,7 @@ impl ServerEngine {
                         answer: Answer::Move {
                             reused_visits: stats.map(|s| s.reused_visits),
                             playouts: stats.map(|s| s.playouts),
+                            server_wall_ms: stats.map(|s| s.answer_wall_ms),
                             text: resp.best_move,
                         },
                         retries,
@@ -212,6 +222,15 @@ pub enum LocalPicker {
 }
 
 impl LocalPicker {
+    /// Sets the time of the next move (a game clock's budget); baselines take no time.
+    fn set_time(&mut self, time: Duration) {
+        match self {
+            LocalPicker::Baseline(_) => {}
+            LocalPicker::Mcts(p) => p.set_time(Some(time)),
+            LocalPicker::AlphaBeta(p) => p.set_time(Some(time)),
+        }
+    }
+
     /// The move, and the playouts it took (MCTS only).
     fn pick(&mut self, game: &Game) -> (Option<Move>, Option<u64>) {
         match self {
@@ -248,12 +267,14 @@ pub enum Seat {
 
 impl Seat {
     /// A fresh seat for `spec`: pickers keep state (random generators), so each game gets its
-    /// own, seeded from the game.
+    /// own, seeded from the game. `timed`: the game is played on a clock (`--tc`), which sets
+    /// each move's time.
     pub fn new(
         spec: &EngineSpec,
         server: Option<&Arc<ServerEngine>>,
         game_id: String,
         seed: u64,
+        timed: bool,
     ) -> Result<Seat, ClientError> {
         let picker = match &spec.kind {
             EngineKind::Random => LocalPicker::Baseline(Box::new(RandomPlayer::new(seed))),
@@ -265,9 +286,11 @@ impl Seat {
                         .with_config(&config),
                 ))
             }
-            EngineKind::AlphaBeta => LocalPicker::AlphaBeta(Box::new(AbPlayer::new(
-                spec.ab_limits().map_err(ClientError::Invalid)?,
-            ))),
+            EngineKind::AlphaBeta => LocalPicker::AlphaBeta(Box::new(AbPlayer::new(if timed {
+                spec.ab_clock_limits()
+            } else {
+                spec.ab_limits().map_err(ClientError::Invalid)?
+            }))),
             EngineKind::Server { .. } => {
                 let server = server.ok_or_else(|| {
                     ClientError::Invalid(format!("{}: server not connected", spec.name))
@@ -285,7 +308,14 @@ impl Seat {
 
     /// The engine's move in `game` (which is not over). `fen` is the game's start FEN as sent
     /// to servers every time, so that the server recognises the continuation of its tree.
-    pub async fn pick(&mut self, game: &Game, fen: &str) -> MoveResult {
+    /// `clocks`: the mover's and the opponent's clocks, in a timed game: servers get them in
+    /// `Limits.clock`, in-process engines a budget from the same time manager.
+    pub async fn pick(
+        &mut self,
+        game: &Game,
+        fen: &str,
+        clocks: Option<(SideClock, SideClock)>,
+    ) -> MoveResult {
         match self {
             Seat::Local(slot) => {
                 let Some(mut picker) = slot.take() else {
@@ -294,6 +324,9 @@ impl Seat {
                         retries: 0,
                     };
                 };
+                if let Some((own, _)) = clocks {
+                    picker.set_time(timeman::plan(own.timeman(), LOCAL_MARGIN, None).target);
+                }
                 let game = game.clone();
                 // The search blocks for its whole budget: keep it off the async workers.
                 let joined = tokio::task::spawn_blocking(move || {
@@ -309,6 +342,7 @@ impl Seat {
                                 text: m.to_string(),
                                 reused_visits: None,
                                 playouts,
+                                server_wall_ms: None,
                             },
                             None => Answer::Failure("no move offered".to_owned()),
                         }
@@ -335,6 +369,7 @@ impl Seat {
                             .time
                             .map(|t| u32::try_from(t.as_millis().max(1)).unwrap_or(u32::MAX)),
                         max_playouts: spec.budget.playouts,
+                        clock: clocks.map(|(own, opponent)| own.to_pb(&opponent)),
                     }),
                     options: Some(pb::SearchOptions {
                         threads: u32::try_from(spec.threads).unwrap_or(u32::MAX),
@@ -344,7 +379,11 @@ impl Seat {
                         ..Default::default()
                     }),
                 };
-                server.best_move(req, game_id, spec.budget.deadline()).await
+                let deadline = match clocks {
+                    Some((own, _)) => own.remaining + CLOCK_DEADLINE_SLACK,
+                    None => spec.budget.deadline(),
+                };
+                server.best_move(req, game_id, deadline).await
             }
         }
     }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use emergo_rules::{Game, GameResult, Move};
 
+use super::clock::{SideClock, TimeControl, format_clock};
 use super::engines::{Answer, Seat, ServerEngine};
 use super::schedule::{Opening, ScheduledGame, mix};
 use super::spec::EngineSpec;
@@ -27,6 +28,8 @@ pub struct Context {
     pub date: String,
     /// PGN Site tag.
     pub site: String,
+    /// The game clock of each side (`--tc`); `None`: per-move budgets.
+    pub tc: Option<TimeControl>,
 }
 
 /// One side's figures in one game.
@@ -44,6 +47,13 @@ pub struct SideStats {
     pub think: Duration,
     /// BestMove calls that failed and were retried.
     pub retries: u32,
+    /// Timed games: wall time each move took as the arena measured it, milliseconds.
+    pub used_ms: Vec<u64>,
+    /// Timed games: the clock after each move (increment added), milliseconds.
+    pub clock_ms: Vec<u64>,
+    /// Servers: the most a move's measured time exceeded the server's own wall time for it
+    /// (`answer_wall_ms`): the network and the client, which the clock margin must cover.
+    pub max_overhead_ms: Option<u64>,
 }
 
 /// A finished game.
@@ -84,7 +94,10 @@ fn result_text(white_score: f64) -> &'static str {
 
 /// The budget as the PGN `TimeControl` tag shows it: one description when both sides search
 /// alike, else one per side.
-fn time_control(white: &EngineSpec, black: &EngineSpec) -> String {
+fn time_control(white: &EngineSpec, black: &EngineSpec, tc: Option<TimeControl>) -> String {
+    if let Some(tc) = tc {
+        return tc.to_string();
+    }
     let side = |s: &EngineSpec| {
         if s.searches() {
             s.budget.describe()
@@ -113,15 +126,18 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
             ctx.servers[g.white].as_ref(),
             format!("{game_id}-w"),
             mix(ctx.seed, 2 * g.number as u64),
+            ctx.tc.is_some(),
         )?,
         Seat::new(
             &ctx.engines[g.black],
             ctx.servers[g.black].as_ref(),
             format!("{game_id}-b"),
             mix(ctx.seed, 2 * g.number as u64 + 1),
+            ctx.tc.is_some(),
         )?,
     ];
     let mut sides: [SideStats; 2] = Default::default();
+    let mut clocks = ctx.tc.map(|tc| [SideClock::new(tc); 2]);
     let (white_score, termination, detail) = loop {
         if let Some(o) = game.outcome() {
             let score = match o.result.winner() {
@@ -143,16 +159,41 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
         // White's score if the side to move loses by adjudication.
         let lost = if i == 0 { 0.0 } else { 1.0 };
         let started = Instant::now();
-        let result = seats[i].pick(&game, &opening.fen).await;
+        let result = seats[i]
+            .pick(&game, &opening.fen, clocks.map(|c| (c[i], c[1 - i])))
+            .await;
+        let used = started.elapsed();
         let side = &mut sides[i];
-        side.think += started.elapsed();
+        side.think += used;
         side.retries += result.retries;
+        if let Some(c) = &mut clocks {
+            let before = c[i].remaining;
+            side.used_ms.push(used.as_millis() as u64);
+            let charged = c[i].charge(used);
+            side.clock_ms.push(c[i].remaining.as_millis() as u64);
+            if charged.is_err() {
+                break (
+                    lost,
+                    "time-forfeit".to_owned(),
+                    Some(format!(
+                        "{name} lost on time: the move took {} ms with {} ms on its clock",
+                        used.as_millis(),
+                        before.as_millis()
+                    )),
+                );
+            }
+        }
         match result.answer {
             Answer::Move {
                 text,
                 reused_visits,
                 playouts,
+                server_wall_ms,
             } => {
+                if let Some(w) = server_wall_ms {
+                    let over = (used.as_millis() as u64).saturating_sub(w);
+                    side.max_overhead_ms = Some(side.max_overhead_ms.unwrap_or(0).max(over));
+                }
                 side.moves += 1;
                 side.playouts += playouts.unwrap_or(0);
                 if let Some(v) = reused_visits {
@@ -201,7 +242,7 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
         ("Round".into(), g.number.to_string()),
         ("White".into(), white.name.clone()),
         ("Black".into(), black.name.clone()),
-        ("TimeControl".into(), time_control(white, black)),
+        ("TimeControl".into(), time_control(white, black, ctx.tc)),
         (
             "Opening".into(),
             if opening.moves.is_empty() {
@@ -212,6 +253,10 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
         ),
         ("GameId".into(), game_id.clone()),
     ];
+    if let Some(c) = &clocks {
+        tags.push(("WhiteClock".into(), format_clock(c[0].remaining)));
+        tags.push(("BlackClock".into(), format_clock(c[1].remaining)));
+    }
     if let Some(d) = &detail {
         tags.push(("Adjudication".into(), d.clone()));
     }

@@ -7,6 +7,7 @@
 //! ```
 //!
 //! - [`spec`]: the `--engine` spec syntax; [`schedule`]: pairings, colours and openings;
+//!   [`clock`]: time controls (`--tc 60+0.5`) and the sides' clocks;
 //! - [`engines`]: in-process pickers on blocking threads, servers with retries and failover;
 //! - [`game`]: one game's move loop, adjudication and record; [`report`]: tables and JSON;
 //!   [`elo`]: Elo and confidence intervals; [`sprt`]: the sequential test that stops a match
@@ -17,6 +18,7 @@
 //! with game affinity — keeps the game's tree between moves; the summary counts the moves that
 //! reused one.
 
+pub mod clock;
 pub mod elo;
 pub mod engines;
 pub mod game;
@@ -70,9 +72,16 @@ pub struct ArenaArgs {
     /// nor --playouts is given).
     #[arg(long, value_parser = parse_duration, conflicts_with = "playouts")]
     pub time: Option<Duration>,
-    /// Playouts per move for engines without their own budget.
+    /// Playouts per move for engines without their own budget (with --tc: a cap per move).
     #[arg(long)]
     pub playouts: Option<u64>,
+    /// Game clocks: `BASE+INC` in seconds per side (`60+0.5`, `10+0.1`, `0.5+0.05`). Each
+    /// engine is told its clock (servers in `Limits.clock`, in-process engines through the
+    /// same time manager); the arena charges each move's measured wall time (the RPC
+    /// included), adds the increment, and a side whose clock runs out loses on time
+    /// (`time-forfeit`). Replaces per-move times: not with --time or a spec's time=.
+    #[arg(long, value_name = "BASE+INC", value_parser = clock::parse_tc, conflicts_with = "time")]
+    pub tc: Option<clock::TimeControl>,
     /// Games played at once. In-process engines share this machine's cores, so keep it at 1
     /// when comparing engines by time budget unless there are cores to spare.
     #[arg(long, default_value_t = 1)]
@@ -166,17 +175,25 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
         .map(|s| spec::parse_spec(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(invalid)?;
+    if args.tc.is_some() {
+        if let Some(s) = specs.iter().find(|s| s.budget.time.is_some()) {
+            return Err(invalid(format!(
+                "engine {:?}: time= does not mix with --tc (the clock sets each move's time)",
+                s.text
+            )));
+        }
+    }
     let mut global = Budget {
         time: args.time,
         playouts: args.playouts,
     };
-    if global.is_empty() {
+    if global.is_empty() && args.tc.is_none() {
         global.time = Some(Duration::from_millis(100));
     }
     let engines = spec::resolve(specs, global);
     for e in &engines {
         match e.kind {
-            EngineKind::AlphaBeta => {
+            EngineKind::AlphaBeta if args.tc.is_none() => {
                 e.ab_limits().map_err(invalid)?;
             }
             EngineKind::Mcts => {
@@ -245,11 +262,14 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
     };
     note(format!(
         "arena: {} engines, {schedule_name}, {total} games ({} per pairing), openings {}, \
-         concurrency {}, seed {seed}",
+         concurrency {}, seed {seed}{}",
         engines.len(),
         args.games,
         args.openings,
-        args.concurrency
+        args.concurrency,
+        args.tc
+            .map(|tc| format!(", clocks {tc}"))
+            .unwrap_or_default()
     ));
 
     let ctx = Arc::new(Context {
@@ -260,6 +280,7 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
         seed,
         date: game::today(),
         site: std::env::var("HOSTNAME").unwrap_or_else(|_| "?".to_owned()),
+        tc: args.tc,
     });
     let mut tally = Tally::new(engines.clone(), pairings);
     let mut pending = games.into_iter();

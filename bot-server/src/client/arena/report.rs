@@ -21,6 +21,7 @@ struct EngineTally {
     reused_visits: u64,
     retries: u64,
     timeouts: u32,
+    time_forfeits: u32,
     illegal_moves: u32,
     failures: u32,
 }
@@ -84,6 +85,7 @@ impl Tally {
                     // Only the side that lost by adjudication caused it.
                     match term {
                         "timeout" => t.timeouts += 1,
+                        "time-forfeit" => t.time_forfeits += 1,
                         "illegal-move" => t.illegal_moves += 1,
                         "engine-failure" => t.failures += 1,
                         _ => {}
@@ -200,7 +202,7 @@ impl Tally {
             "playouts/move (ab: nodes)",
             "moves with reuse",
             "retries",
-            "lost on time/illegal/failure",
+            "lost on time: clock/no answer; illegal/failure",
         ]);
         for (i, (e, t)) in self.engines.iter().zip(&self.per_engine).enumerate() {
             let reuse = if is_server(e) {
@@ -226,7 +228,10 @@ impl Tally {
                 },
                 reuse,
                 t.retries.to_string(),
-                format!("{}/{}/{}", t.timeouts, t.illegal_moves, t.failures),
+                format!(
+                    "{}/{}; {}/{}",
+                    t.time_forfeits, t.timeouts, t.illegal_moves, t.failures
+                ),
             ]);
         }
         right_align(&mut table, 3..9);
@@ -303,6 +308,7 @@ impl Tally {
                     "reused_visits": server.then_some(t.reused_visits),
                     "retries": t.retries,
                     "timeouts": t.timeouts,
+                    "time_losses": t.time_forfeits,
                     "illegal_moves": t.illegal_moves,
                     "engine_failures": t.failures,
                 })
@@ -351,8 +357,19 @@ pub fn game_json(r: &GameReport, engines: &[EngineSpec]) -> Value {
         "white_ms_per_move": round1(ms_per_move(&r.sides[0])),
         "black_ms_per_move": round1(ms_per_move(&r.sides[1])),
         "retries": r.sides[0].retries + r.sides[1].retries,
+        "white_clock_ms": clocked(&r.sides[0].clock_ms),
+        "black_clock_ms": clocked(&r.sides[1].clock_ms),
+        "white_used_ms": clocked(&r.sides[0].used_ms),
+        "black_used_ms": clocked(&r.sides[1].used_ms),
+        "white_max_overhead_ms": r.sides[0].max_overhead_ms,
+        "black_max_overhead_ms": r.sides[1].max_overhead_ms,
         "opening": r.opening,
     })
+}
+
+/// A timed game's per-move list; `null` in untimed games.
+fn clocked(v: &[u64]) -> Option<&[u64]> {
+    (!v.is_empty()).then_some(v)
 }
 
 fn ms_per_move(s: &super::game::SideStats) -> f64 {

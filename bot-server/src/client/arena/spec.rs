@@ -42,7 +42,8 @@ impl Budget {
             (Some(t), Some(p)) => format!("{} or {p} playouts/move", format_duration(t)),
             (Some(t), None) => format!("{}/move", format_duration(t)),
             (None, Some(p)) => format!("{p} playouts/move"),
-            (None, None) => "unlimited".to_owned(),
+            // Only under a game clock (`--tc`): otherwise the global budget fills an empty one.
+            (None, None) => "on the clock".to_owned(),
         }
     }
 
@@ -158,6 +159,20 @@ impl EngineSpec {
         Ok(limits)
     }
 
+    /// The alpha-beta limits of an `ab` spec under a game clock (`--tc`): the time is set
+    /// move by move from the clock; `depth=` and `nodes=` still cap the search.
+    pub fn ab_clock_limits(&self) -> emergo_engine::AbLimits {
+        let mut limits = emergo_engine::AbLimits {
+            max_time: None,
+            max_nodes: self.nodes,
+            ..emergo_engine::AbLimits::default()
+        };
+        if let Some(d) = self.depth {
+            limits.max_depth = d;
+        }
+        limits
+    }
+
     /// A description for the engines table: kind, budget and threads.
     pub fn describe(&self) -> String {
         match &self.kind {
@@ -177,7 +192,7 @@ impl EngineSpec {
                 if let Some(n) = self.nodes {
                     parts.push(format!("{n} nodes"));
                 }
-                if self.budget.time.is_some() {
+                if self.budget.time.is_some() || parts.is_empty() {
                     parts.push(self.budget.describe());
                 }
                 format!("in-process alpha-beta, {}, 1 thread", parts.join(", "))

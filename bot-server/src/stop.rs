@@ -1,0 +1,210 @@
+//! Stop with answer: search ids, and the registry that maps each live search's id to its stop
+//! switch, so that `StopSearch` (gRPC) or `POST /v1/StopSearch` (HTTP) can end a search early
+//! while its own call still receives the final update (stop reason `STOPPED`).
+//!
+//! A search is registered from the moment it is admitted for checking (before it waits for
+//! threads) until its call ends, so a client that chose its own id can stop a request that is
+//! still queued: it then answers as soon as it gets threads, after next to no search. Ids are
+//! either the client's (`SearchOptions.search_id`, checked here) or 128 random bits in hex:
+//! knowing a server-picked id is what entitles a client to stop the search, so it must not be
+//! guessable from others (the auth token, where set, guards the RPC as every other).
+
+use std::collections::HashMap;
+use std::collections::hash_map::{Entry, RandomState};
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::ServiceError;
+use crate::runner::{StopCause, StopControl};
+
+/// Longest search id a client may choose.
+pub const MAX_SEARCH_ID_LEN: usize = 64;
+
+/// The id of one search: 1..=64 characters of `A-Z a-z 0-9 _ -`, so it can be echoed in error
+/// messages and logs as it is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SearchId(String);
+
+impl SearchId {
+    /// Checks a client's id; `field` names it in the error.
+    pub fn parse(text: &str, field: &str) -> Result<SearchId, ServiceError> {
+        if text.is_empty() {
+            return Err(ServiceError::invalid(field, "required"));
+        }
+        if text.len() > MAX_SEARCH_ID_LEN {
+            return Err(ServiceError::invalid(
+                field,
+                format!("{} bytes, at most {MAX_SEARCH_ID_LEN}", text.len()),
+            ));
+        }
+        if let Some(c) = text
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        {
+            return Err(ServiceError::invalid(
+                field,
+                format!("{c:?} is not allowed: use A-Z, a-z, 0-9, '_' and '-'"),
+            ));
+        }
+        Ok(SearchId(text.to_owned()))
+    }
+
+    /// A fresh id of 128 random bits (32 hex digits). The bits come from SipHash keyed by the
+    /// standard library's per-process random keys, over a counter and the clock: not a CSPRNG,
+    /// but not predictable from the ids a client has seen, which is all that is asked.
+    pub fn random() -> SearchId {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let word = || {
+            let mut h = RandomState::new().build_hasher();
+            h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            h.finish()
+        };
+        SearchId(format!("{:016x}{:016x}", word(), word()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SearchId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The stop switches of the live searches, by id.
+#[derive(Debug, Default)]
+pub struct SearchRegistry {
+    map: Mutex<HashMap<SearchId, Arc<StopControl>>>,
+}
+
+/// A search's entry in the registry, removed when this is dropped (however the search ends).
+#[derive(Debug)]
+pub struct Registration {
+    registry: Arc<SearchRegistry>,
+    id: SearchId,
+}
+
+impl Registration {
+    /// The registered id.
+    pub fn id(&self) -> &SearchId {
+        &self.id
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.registry.lock().remove(&self.id);
+    }
+}
+
+impl SearchRegistry {
+    fn lock(&self) -> MutexGuard<'_, HashMap<SearchId, Arc<StopControl>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers a search's stop switch under `id`; `ALREADY_EXISTS` if a live search has it.
+    pub fn register(
+        self: &Arc<Self>,
+        id: SearchId,
+        ctl: Arc<StopControl>,
+    ) -> Result<Registration, ServiceError> {
+        match self.lock().entry(id.clone()) {
+            Entry::Occupied(_) => return Err(ServiceError::SearchIdInUse(id.0)),
+            Entry::Vacant(v) => {
+                v.insert(ctl);
+            }
+        }
+        Ok(Registration {
+            registry: self.clone(),
+            id,
+        })
+    }
+
+    /// Stops the search `id` with its answer. True if this call stopped it, false if it was
+    /// already stopping; `NOT_FOUND` if no live search has the id.
+    pub fn stop(&self, id: &SearchId) -> Result<bool, ServiceError> {
+        let ctl = self
+            .lock()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ServiceError::UnknownSearch(id.0.clone()))?;
+        Ok(ctl.stop(StopCause::Stopped))
+    }
+
+    /// Live searches.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when no search is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_checked() {
+        assert_eq!(
+            SearchId::parse("game-7_move_12", "f").unwrap().as_str(),
+            "game-7_move_12"
+        );
+        assert_eq!(
+            SearchId::parse("", "search_id").unwrap_err().to_string(),
+            "search_id: required"
+        );
+        let e = SearchId::parse(&"x".repeat(65), "options.search_id").unwrap_err();
+        assert_eq!(e.to_string(), "options.search_id: 65 bytes, at most 64");
+        assert!(SearchId::parse(&"x".repeat(64), "f").is_ok());
+        for bad in ["a b", "a\nb", "é", "a/b", "a.b"] {
+            let e = SearchId::parse(bad, "search_id").unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{bad:?}");
+            assert!(e.to_string().contains("is not allowed"), "{e}");
+        }
+    }
+
+    #[test]
+    fn random_ids_are_distinct_hex() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| SearchId::random().0).collect();
+        assert_eq!(ids.len(), 1000);
+        for id in ids.iter().take(10) {
+            assert_eq!(id.len(), 32);
+            assert!(SearchId::parse(id, "f").is_ok());
+            assert!(id.chars().all(|c| c.is_ascii_hexdigit()));
+        }
+    }
+
+    #[test]
+    fn register_stop_and_unregister() {
+        let registry = Arc::new(SearchRegistry::default());
+        let id = SearchId::parse("s1", "f").unwrap();
+        let ctl = Arc::new(StopControl::new());
+        let reg = registry.register(id.clone(), ctl.clone()).unwrap();
+        let dup = registry
+            .register(id.clone(), Arc::new(StopControl::new()))
+            .unwrap_err();
+        assert_eq!(dup.code(), tonic::Code::AlreadyExists);
+        assert_eq!(registry.stop(&id), Ok(true));
+        assert_eq!(registry.stop(&id), Ok(false));
+        assert!(ctl.is_stopped());
+        drop(reg);
+        assert!(registry.is_empty());
+        let e = registry.stop(&id).unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound);
+        assert_eq!(e.to_string(), "search_id: no live search has the id \"s1\"");
+    }
+}
