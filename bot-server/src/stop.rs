@@ -51,22 +51,26 @@ impl SearchId {
         Ok(SearchId(text.to_owned()))
     }
 
-    /// A fresh id of 128 random bits (32 hex digits). The bits come from SipHash keyed by the
-    /// standard library's per-process random keys, over a counter and the clock: not a CSPRNG,
-    /// but not predictable from the ids a client has seen, which is all that is asked.
+    /// A fresh id of 128 random bits (32 hex digits) from the operating system's random source
+    /// (`getrandom`): knowing an id is what lets a client stop a search, so ids must not be
+    /// predictable from others. Should the system source ever fail, SipHash under the standard
+    /// library's per-process random keys, over a counter and the clock, stands in.
     pub fn random() -> SearchId {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let word = || {
-            let mut h = RandomState::new().build_hasher();
-            h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-            h.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos()),
-            );
-            h.finish()
-        };
-        SearchId(format!("{:016x}{:016x}", word(), word()))
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            static COUNTER: AtomicU64 = AtomicU64::new(0);
+            for half in bytes.chunks_mut(8) {
+                let mut h = RandomState::new().build_hasher();
+                h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+                h.write_u128(
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos()),
+                );
+                half.copy_from_slice(&h.finish().to_le_bytes());
+            }
+        }
+        SearchId(bytes.iter().map(|b| format!("{b:02x}")).collect())
     }
 
     /// The id as text.

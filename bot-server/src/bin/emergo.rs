@@ -262,13 +262,14 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     }
                     writeln!(
                         out,
-                        "tree: {} nodes ({} bytes per node, {} per edge), {:.1} MiB of a {:.1} MiB limit = {:.1} bytes per playout{}",
+                        "tree: {} nodes ({} bytes per node, {} per edge), {:.1} MiB of a {:.1} MiB limit; {} bytes per playout{}",
                         r.nodes,
                         r.bytes_per_node,
                         r.bytes_per_edge,
                         r.tree_bytes as f64 / 1048576.0,
                         r.max_tree_bytes as f64 / 1048576.0,
-                        r.bytes_per_playout,
+                        r.bytes_per_playout
+                            .map_or("n/a".to_owned(), |b| format!("{b:.1}")),
                         if r.node_cap_reached {
                             " (tree full: node cap or memory limit)"
                         } else {

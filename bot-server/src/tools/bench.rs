@@ -131,53 +131,54 @@ pub fn rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Runs `search` in the background to its limit, sampling a snapshot at the end of every second.
+/// Runs `search` in the background to its limit, sampling a snapshot at the end of every second
+/// for the timeline, and every 50 ms for the tree's bytes per playout before its first reclaim
+/// (after a reclaim the tree no longer holds what the playouts built, so the ratio means
+/// nothing). The ratio is `None` if the tree was reclaimed before the first sample.
 fn run_with_timeline<G: emergo_mcts::Game>(
     search: emergo_mcts::Search<G>,
-) -> (emergo_mcts::Snapshot<G::Move>, Vec<BenchSecond>) {
+) -> (
+    emergo_mcts::Snapshot<G::Move>,
+    Vec<BenchSecond>,
+    Option<f64>,
+) {
+    const SAMPLE: Duration = Duration::from_millis(50);
+    let per_playout = |snap: &emergo_mcts::Snapshot<G::Move>| {
+        (snap.playouts > 0).then(|| snap.tree_bytes as f64 / snap.playouts as f64)
+    };
     let start = std::time::Instant::now();
     let handle = search.start();
     let mut timeline = Vec::new();
     let mut done = 0;
-    for second in 1u32.. {
-        let tick = Duration::from_secs(u64::from(second)).saturating_sub(start.elapsed());
-        if handle.wait_timeout(tick) {
+    let mut before_reclaim = None;
+    let mut next_second = 1u32;
+    for tick in 1u32.. {
+        let due = SAMPLE.saturating_mul(tick).saturating_sub(start.elapsed());
+        if handle.wait_timeout(due) {
             break;
         }
         let snap = handle.snapshot();
-        timeline.push(BenchSecond {
-            second,
-            playouts: snap.playouts.saturating_sub(done),
-            nodes: snap.nodes,
-            tree_bytes: snap.tree_bytes,
-            reclaims: snap.reclaims,
-            rss_bytes: rss_bytes(),
-        });
-        done = snap.playouts;
+        if snap.reclaims == 0 {
+            before_reclaim = per_playout(&snap);
+        }
+        if start.elapsed() >= Duration::from_secs(u64::from(next_second)) {
+            timeline.push(BenchSecond {
+                second: next_second,
+                playouts: snap.playouts.saturating_sub(done),
+                nodes: snap.nodes,
+                tree_bytes: snap.tree_bytes,
+                reclaims: snap.reclaims,
+                rss_bytes: rss_bytes(),
+            });
+            done = snap.playouts;
+            next_second += 1;
+        }
     }
     let (_, snap) = handle.wait();
-    (snap, timeline)
-}
-
-/// See [`SearchBench::bytes_per_playout`].
-fn bytes_per_playout<M>(s: &emergo_mcts::Snapshot<M>, timeline: &[BenchSecond]) -> f64 {
-    let ratio = |bytes: usize, playouts: u64| {
-        if playouts == 0 {
-            0.0
-        } else {
-            bytes as f64 / playouts as f64
-        }
-    };
-    if s.reclaims == 0 {
-        return ratio(s.tree_bytes, s.playouts);
+    if snap.reclaims == 0 {
+        before_reclaim = per_playout(&snap);
     }
-    let mut playouts = 0;
-    let mut last = 0.0;
-    for second in timeline.iter().take_while(|t| t.reclaims == 0) {
-        playouts += second.playouts;
-        last = ratio(second.tree_bytes, playouts);
-    }
-    last
+    (snap, timeline, before_reclaim)
 }
 
 /// Figures from an MCTS search benchmark.
@@ -216,8 +217,8 @@ pub struct SearchBench {
     pub tree_bytes: usize,
     /// The tree's memory per playout: `tree_bytes / playouts`, or, once the tree has been
     /// reclaimed (which drops most of what the playouts built), the same ratio at the last
-    /// second before the first reclaim.
-    pub bytes_per_playout: f64,
+    /// sample (every 50 ms) before the first reclaim; `None` if it came before the first one.
+    pub bytes_per_playout: Option<f64>,
     /// The tree's memory limit (`SearchParams::max_tree_bytes`).
     pub max_tree_bytes: usize,
     /// Times the full tree dropped its least-visited subtrees to grow on.
@@ -354,12 +355,11 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
         .playouts_per_second
     });
     let max_tree_bytes = params.max_tree_bytes;
-    let (s, timeline) = run_with_timeline(Search::new(
+    let (s, timeline, bytes_per_playout) = run_with_timeline(Search::new(
         crate::engine::EmergoState::new(Position::initial())
             .with_knowledge(config.shared_knowledge()),
         params,
     ));
-    let bytes_per_playout = bytes_per_playout(&s, &timeline);
     let per_thread_efficiency =
         single.map(|one| s.playouts_per_second / (threads as f64 * one.max(1e-9)));
     SearchBench {
@@ -425,7 +425,7 @@ mod tests {
             config: emergo_engine::MctsConfig::default(),
         });
         assert!(r.playouts > 0 && r.tree_bytes > 0, "{r:?}");
-        assert!(r.bytes_per_playout > 0.0, "{r:?}");
+        assert!(r.bytes_per_playout.is_some_and(|b| b > 0.0), "{r:?}");
         assert_eq!(r.max_tree_bytes, 8 << 20);
         assert!(r.single_thread_playouts_per_second.is_some_and(|p| p > 0.0));
         assert!(r.per_thread_efficiency.is_some_and(|e| e > 0.0));
