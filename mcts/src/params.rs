@@ -35,9 +35,10 @@ pub struct SearchParams {
     /// with several threads. Default none.
     pub max_playouts: Option<u64>,
     /// Maximum number of tree nodes, root included; clamped to `1..=u32::MAX`. The tree never
-    /// holds more. Should comfortably exceed the number of legal moves at the root. Default
-    /// 2,000,000 (see [`Search::bytes_per_node`](crate::Search::bytes_per_node) for the memory
-    /// this means).
+    /// holds more (a full tree is reclaimed like one that reached
+    /// [`max_tree_bytes`](SearchParams::max_tree_bytes)). A cap kept for compatibility: memory
+    /// is the better limit, since a node costs 32 bytes plus 8 per legal move once expanded.
+    /// Default 2,000,000.
     pub max_nodes: usize,
     /// Memory the tree may hold, in bytes (nodes and edges, allocated in chunks), at all times,
     /// also while it is being reclaimed: the tree grows to 3/4 of it, and reclaiming copies what

@@ -128,7 +128,9 @@ pub struct Snapshot<M> {
     pub best_move: Option<M>,
     /// Why the search stopped; `None` while it runs (or if it never ran).
     pub stop_reason: Option<StopReason>,
-    /// Whether the tree ran out of room ([`SearchParams::max_nodes`](crate::SearchParams::max_nodes)).
+    /// Whether the tree ran out of room during this search ([`SearchParams::max_nodes`](crate::SearchParams::max_nodes)
+    /// or [`SearchParams::max_tree_bytes`](crate::SearchParams::max_tree_bytes)), even if a
+    /// reclaim made room again (see [`Snapshot::reclaims`]).
     pub node_cap_reached: bool,
     /// Bytes the tree holds (allocated chunks of nodes and edges).
     pub tree_bytes: usize,
