@@ -17,6 +17,13 @@
 //!
 //! Each level has its own queue of at most `--max-queue` requests, so a flood of batch requests
 //! fills only the batch queue: an interactive request is never refused because others wait.
+//!
+//! **Preemptible grants** (pondering, issue 13 item 2) sit below every priority: they take only
+//! threads that are free while nobody waits ([`Admission::try_acquire_preemptible`]), never
+//! queue, and are told to stop (their `preempt` callback) the moment any request would have to
+//! wait; the threads come back when their holder drops the grant, and go to the waiters in the
+//! usual order. So a ponder never holds threads a request is waiting for longer than it takes
+//! its search threads to notice the stop.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,13 +99,36 @@ struct Waiter {
     tx: oneshot::Sender<Grant>,
 }
 
-/// The mutable state, behind one mutex: free threads and the waiting requests per level.
+/// Stops the holder of a preemptible grant; called (without any admission lock held) when a
+/// request has to wait for threads. It must not block: raise a flag, and let the holder drop
+/// its grant once its threads have stopped.
+pub type Preempt = Arc<dyn Fn() + Send + Sync>;
+
+/// A preemptible grant outstanding.
+struct Preemptible {
+    ticket: u64,
+    threads: usize,
+    preempt: Preempt,
+}
+
+impl std::fmt::Debug for Preemptible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preemptible")
+            .field("ticket", &self.ticket)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The mutable state, behind one mutex: free threads, the waiting requests per level, and the
+/// preemptible grants outstanding.
 #[derive(Debug, Default)]
 struct Queue {
     free: usize,
     closed: bool,
     next_ticket: u64,
     levels: [VecDeque<Waiter>; 3],
+    preemptible: Vec<Preemptible>,
 }
 
 #[derive(Debug)]
@@ -137,6 +167,7 @@ impl Shared {
                 let grant = Grant {
                     shared: self.clone(),
                     threads: waiter.threads,
+                    preemptible: None,
                 };
                 if let Err(grant) = waiter.tx.send(grant) {
                     orphans.push(grant);
@@ -146,14 +177,22 @@ impl Shared {
         orphans
     }
 
-    fn release(self: &Arc<Self>, threads: usize) {
+    fn release(self: &Arc<Self>, threads: usize, preemptible: Option<u64>) {
         let orphans = {
             let mut q = self.lock();
             q.free += threads;
+            if let Some(ticket) = preemptible {
+                q.preemptible.retain(|p| p.ticket != ticket);
+            }
             self.dispatch(&mut q)
         };
         drop(orphans);
     }
+}
+
+/// The callbacks of every preemptible grant, to call once the lock is released.
+fn preempt_all(q: &Queue) -> Vec<Preempt> {
+    q.preemptible.iter().map(|p| p.preempt.clone()).collect()
 }
 
 /// Search threads in use, waiting requests, and refusals.
@@ -168,11 +207,13 @@ pub struct Grant {
     shared: Arc<Shared>,
     /// Number of threads granted.
     pub threads: usize,
+    /// The ticket of a preemptible grant.
+    preemptible: Option<u64>,
 }
 
 impl Drop for Grant {
     fn drop(&mut self) {
-        self.shared.release(self.threads);
+        self.shared.release(self.threads, self.preemptible);
     }
 }
 
@@ -232,7 +273,7 @@ impl Admission {
         let shared = &self.shared;
         let n = threads.clamp(1, shared.budget.max(1));
         let level = priority.index();
-        let (mut rx, ticket) = {
+        let (mut rx, ticket, preempt) = {
             let mut q = shared.lock();
             if q.closed {
                 return Err(AdmissionError::Closed);
@@ -245,6 +286,7 @@ impl Admission {
                 return Ok(Grant {
                     shared: shared.clone(),
                     threads: n,
+                    preemptible: None,
                 });
             }
             let queued = q.levels[level].len();
@@ -263,8 +305,13 @@ impl Admission {
                 threads: n,
                 tx,
             });
-            (rx, ticket)
+            // This request waits: every ponder gives its threads back (stopping them all is
+            // simpler than choosing, and none may start again while anyone waits).
+            (rx, ticket, preempt_all(&q))
         };
+        for stop in preempt {
+            stop();
+        }
         let leave = LeaveQueue {
             shared,
             level,
@@ -292,15 +339,53 @@ impl Admission {
         }
     }
 
+    /// Takes up to `threads` threads (at least 1, at most the budget) for a search that gives
+    /// them back on demand (a ponder): only threads that are free now, only while no request
+    /// waits, and never queued. `None` when none can be had. The grant's holder is told to
+    /// stop through `preempt` as soon as a request has to wait, and must then drop the grant.
+    pub fn try_acquire_preemptible(&self, threads: usize, preempt: Preempt) -> Option<Grant> {
+        let shared = &self.shared;
+        let mut q = shared.lock();
+        if q.closed || q.free == 0 || q.levels.iter().any(|l| !l.is_empty()) {
+            return None;
+        }
+        let n = threads.clamp(1, shared.budget.max(1)).min(q.free);
+        q.free -= n;
+        let ticket = q.next_ticket;
+        q.next_ticket += 1;
+        q.preemptible.push(Preemptible {
+            ticket,
+            threads: n,
+            preempt,
+        });
+        Some(Grant {
+            shared: shared.clone(),
+            threads: n,
+            preemptible: Some(ticket),
+        })
+    }
+
+    /// Preemptible grants outstanding (running ponders).
+    pub fn preemptible(&self) -> usize {
+        self.shared.lock().preemptible.len()
+    }
+
     /// Stops admitting: waiting and future requests get [`AdmissionError::Closed`].
     pub fn close(&self) {
-        let waiters: Vec<Waiter> = {
+        let (waiters, preempt): (Vec<Waiter>, _) = {
             let mut q = self.shared.lock();
             q.closed = true;
-            q.levels.iter_mut().flat_map(|l| l.drain(..)).collect()
+            let preempt = preempt_all(&q);
+            (
+                q.levels.iter_mut().flat_map(|l| l.drain(..)).collect(),
+                preempt,
+            )
         };
         // Dropping their senders wakes them with "closed".
         drop(waiters);
+        for stop in preempt {
+            stop();
+        }
     }
 
     /// Threads in use now.
@@ -515,6 +600,86 @@ mod tests {
         // A new interactive request, nobody waiting: granted at once.
         let g = a.acquire(2, Priority::Interactive, LONG).await.unwrap();
         assert_eq!(g.threads, 2);
+    }
+
+    /// A preemptible grant for the test: its callback raises `flag`.
+    fn ponder(
+        a: &Admission,
+        threads: usize,
+    ) -> (Option<Grant>, Arc<std::sync::atomic::AtomicBool>) {
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let f = flag.clone();
+        let grant = a.try_acquire_preemptible(
+            threads,
+            Arc::new(move || f.store(true, std::sync::atomic::Ordering::SeqCst)),
+        );
+        (grant, flag)
+    }
+
+    /// Issue 13 item 2: a ponder takes only idle threads (as many as are free, up to what it
+    /// asks), never queues, and never takes threads a waiting request needs.
+    #[tokio::test]
+    async fn ponders_take_only_idle_threads_and_never_queue() {
+        let a = Arc::new(Admission::new(4, 8, LONG));
+        let g = a.acquire(3, Priority::Normal, LONG).await.unwrap();
+        let (p, _) = ponder(&a, 2);
+        let p = p.unwrap();
+        assert_eq!((p.threads, a.threads_in_use(), a.preemptible()), (1, 4, 1));
+        // Nothing free: no ponder (and nothing queued).
+        assert!(ponder(&a, 1).0.is_none());
+        assert_eq!(a.queued(), 0);
+        drop(p);
+        assert_eq!((a.threads_in_use(), a.preemptible()), (3, 0));
+        // A request waits for two threads while one is free: the free thread is not a ponder's,
+        // since a ponder would delay the waiter.
+        let a2 = a.clone();
+        let big = tokio::spawn(async move { a2.acquire(2, Priority::Batch, LONG).await });
+        until_queued(&a, 1).await;
+        assert!(ponder(&a, 1).0.is_none());
+        drop(g);
+        let big = big.await.unwrap().unwrap();
+        assert_eq!(big.threads, 2);
+        // Nobody waits any more: the two idle threads can ponder.
+        let (p, _) = ponder(&a, 4);
+        assert_eq!(p.unwrap().threads, 2);
+        drop(big);
+        assert_eq!(a.threads_in_use(), 0);
+    }
+
+    /// Issue 13 item 2: a request that would have to wait preempts the ponders (their callback
+    /// runs at once), and gets their threads when they let go; a request that fits in the free
+    /// threads leaves them alone.
+    #[tokio::test]
+    async fn a_waiting_request_preempts_ponders() {
+        let a = Arc::new(Admission::new(3, 8, LONG));
+        let (p1, stop1) = ponder(&a, 2);
+        let p1 = p1.unwrap();
+        // One thread is still free: a one-thread request takes it without preempting.
+        let g = a.acquire(1, Priority::Batch, LONG).await.unwrap();
+        assert!(!stop1.load(std::sync::atomic::Ordering::SeqCst));
+        drop(g);
+        let (p2, stop2) = ponder(&a, 1);
+        let p2 = p2.unwrap();
+        assert_eq!((a.threads_in_use(), a.preemptible()), (3, 2));
+        // Every thread is a ponder's: a two-thread request waits and stops both ponders.
+        let a2 = a.clone();
+        let waiter = tokio::spawn(async move { a2.acquire(2, Priority::Batch, LONG).await });
+        until_queued(&a, 1).await;
+        assert!(stop1.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(stop2.load(std::sync::atomic::Ordering::SeqCst));
+        // Their holders let go (here: one after the other); the waiter gets its threads.
+        drop(p2);
+        drop(p1);
+        let g = waiter.await.unwrap().unwrap();
+        assert_eq!((g.threads, a.preemptible(), a.queued()), (2, 0, 0));
+        drop(g);
+        // Shutdown preempts too.
+        let (p, stop) = ponder(&a, 3);
+        a.close();
+        assert!(stop.load(std::sync::atomic::Ordering::SeqCst));
+        drop(p);
+        assert_eq!(a.threads_in_use(), 0);
+        assert!(ponder(&a, 1).0.is_none());
     }
 
     /// Shutdown wakes every waiter with `Closed` and refuses new requests.

@@ -69,6 +69,12 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_MAX_TREE_MEMORY", value_name = "SIZE", value_parser = parse_byte_size)]
     pub max_tree_memory: Option<u64>,
 
+    /// Longest a ponder runs after a BestMove that asked for one (`SearchOptions.ponder`), in
+    /// ms; 0 turns pondering off. A ponder searches the game's tree on idle threads until the
+    /// game's next request, any request that would wait for threads, or this cap.
+    #[arg(long, env = "EMERGO_MAX_PONDER_MS", default_value_t = 60_000)]
+    pub max_ponder_ms: u32,
+
     /// Games whose search tree is kept for reuse (least recently used ones are dropped).
     #[arg(long, env = "EMERGO_KEPT_GAMES", default_value_t = 64)]
     pub kept_games: usize,
@@ -253,6 +259,7 @@ impl Default for ServerConfig {
             clock_margin_ms: 50,
             max_nodes: 4_000_000,
             max_tree_memory: None,
+            max_ponder_ms: 60_000,
             kept_games: 64,
             kept_nodes: 8_000_000,
             metrics_listen: None,

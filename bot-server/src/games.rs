@@ -35,6 +35,8 @@ pub struct KeptGame {
     pub moves: Vec<Move>,
     /// The search and its grant.
     pub tree: BudgetedSearch,
+    /// What pondering added to the tree ([`crate::ponder`]); empty if it was not pondered.
+    pub pondered: Pondered,
 }
 
 impl KeptGame {
@@ -42,6 +44,48 @@ impl KeptGame {
     /// root.
     pub fn continuation<'a>(&self, fen: &str, moves: &'a [Move]) -> Option<&'a [Move]> {
         (self.fen == fen && moves.starts_with(&self.moves)).then(|| &moves[self.moves.len()..])
+    }
+}
+
+/// What a ponder added to a kept tree, whose root is then the position after the bot's answer:
+/// its playouts, and the visits each of the opponent's replies (the root's moves) got.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pondered {
+    /// Playouts of the ponder.
+    pub playouts: u64,
+    /// Visits the ponder added below each root move.
+    pub by_reply: Vec<(Move, u64)>,
+}
+
+impl Pondered {
+    /// The difference between the root moves' visits `before` and `after` a ponder of
+    /// `playouts` playouts (a reclaim during the ponder can lower a count: never below 0).
+    pub fn between(before: &[(Move, u64)], after: &[(Move, u64)], playouts: u64) -> Pondered {
+        let by_reply = after
+            .iter()
+            .map(|&(mv, visits)| {
+                let old = before.iter().find(|(m, _)| *m == mv).map_or(0, |&(_, v)| v);
+                (mv, visits.saturating_sub(old))
+            })
+            .filter(|&(_, added)| added > 0)
+            .collect();
+        Pondered { playouts, by_reply }
+    }
+
+    /// Of `reused` visits kept by advancing the tree along `extra`, those the ponder added: all
+    /// of its playouts at the pondered root itself, those below the opponent's reply after it
+    /// (further moves keep a part of them: the count is then an upper bound), never more than
+    /// `reused`.
+    pub fn visits_after(&self, extra: &[Move], reused: u64) -> u64 {
+        let added = match extra.first() {
+            None => self.playouts,
+            Some(reply) => self
+                .by_reply
+                .iter()
+                .find(|(m, _)| m == reply)
+                .map_or(0, |&(_, v)| v),
+        };
+        added.min(reused)
     }
 }
 
@@ -173,7 +217,26 @@ mod tests {
             fen: String::new(),
             moves: Vec::new(),
             tree,
+            pondered: Pondered::default(),
         }
+    }
+
+    /// Issue 13 item 2: the visits a ponder added, per reply, and the part of a reuse they are.
+    #[test]
+    fn pondered_visits_per_reply() {
+        let mv = |s: &str| s.parse::<Move>().unwrap();
+        let (a, b, c) = (mv("a1"), mv("b2"), mv("c3"));
+        let p = Pondered::between(&[(a, 10), (b, 5)], &[(a, 40), (b, 5), (c, 7)], 37);
+        assert_eq!(p.by_reply, [(a, 30), (c, 7)]);
+        assert_eq!(p.visits_after(&[a], 100), 30);
+        assert_eq!(p.visits_after(&[a], 20), 20);
+        assert_eq!(p.visits_after(&[b], 5), 0);
+        assert_eq!(p.visits_after(&[], 1000), 37);
+        assert_eq!(p.visits_after(&[c, a], 3), 3);
+        assert_eq!(Pondered::default().visits_after(&[a], 50), 0);
+        // A reclaim during the ponder lowered a count: no underflow.
+        let p = Pondered::between(&[(a, 10)], &[(a, 4)], 0);
+        assert!(p.by_reply.is_empty());
     }
 
     /// Issue 16 item 2: a kept tree's grant shrinks to what the tree holds and counts as kept;

@@ -10,7 +10,8 @@
 //!   queue per priority; [`stop`]: search ids and StopSearch (stop with answer);
 //!   [`memory`]: the tree-memory budget shared by running searches and kept trees.
 //! - [`runner`]: one search per request on its own threads: deadlines, streaming, cancellation,
-//!   tree reuse ([`games`]), shutdown; [`timeman`]: game clocks turned into move budgets,
+//!   tree reuse ([`games`]), shutdown; [`ponder`]: searching a game's tree on idle threads
+//!   between its moves; [`timeman`]: game clocks turned into move budgets,
 //!   [`budget`]: a search's budget counted from the request's arrival.
 //! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
 //!   [`metrics`]: Prometheus; [`http`]: the HTTP/JSON gateway and the web board ([`web`]).
@@ -33,6 +34,7 @@ pub mod memory;
 pub mod metrics;
 pub mod net;
 pub mod players;
+pub mod ponder;
 pub mod request;
 pub mod runner;
 pub mod server;

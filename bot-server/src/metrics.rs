@@ -1,5 +1,5 @@
-//! Prometheus metrics: requests by RPC and status, latency, queue, running searches, playouts,
-//! tree memory (in use, kept, budget) and reclaims.
+//! Prometheus metrics: requests by RPC and status, latency, queue, running searches, ponders,
+//! playouts, tree memory (in use, kept, budget) and reclaims.
 //!
 //! Recording goes through the `metrics` facade (a no-op until a recorder is installed), so the
 //! service code records unconditionally; `--metrics-listen` installs the Prometheus recorder and
@@ -37,6 +37,16 @@ pub fn search_finished(playouts: u64, playouts_per_second: f64, reclaims: u32, r
     metrics::gauge!("emergo_last_search_playouts_per_second").set(playouts_per_second);
     metrics::counter!("emergo_tree_reclaims_total").increment(u64::from(reclaims));
     metrics::counter!("emergo_tree_nodes_reclaimed_total").increment(reclaimed);
+}
+
+/// Records the number of ponders holding threads (`SearchOptions.ponder`).
+pub fn pondering(n: usize) {
+    metrics::gauge!("emergo_pondering_searches").set(n as f64);
+}
+
+/// Records a finished ponder's playouts.
+pub fn ponder_finished(playouts: u64) {
+    metrics::counter!("emergo_ponder_playouts_total").increment(playouts);
 }
 
 /// Records the tree-memory budget (`--max-tree-memory`).

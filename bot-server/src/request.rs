@@ -108,6 +108,8 @@ pub struct SearchJob {
     pub priority: Priority,
     /// The client's own search id; `None`: the server picks one when the search starts.
     pub search_id: Option<SearchId>,
+    /// Ponder after answering (BestMove; checked to come with a game id and no root moves).
+    pub ponder: bool,
     /// Interval between streamed updates.
     pub report_interval: Duration,
     /// When the request arrived: a clock's budget counts from here (tree reuse and waiting
@@ -208,6 +210,18 @@ impl SearchJob {
         let search_id = (!o.search_id.is_empty())
             .then(|| SearchId::parse(&o.search_id, "options.search_id"))
             .transpose()?;
+        if o.ponder && o.game_id.is_empty() {
+            return Err(ServiceError::invalid(
+                "options.ponder",
+                "needs options.game_id: a ponder searches on the game's kept tree",
+            ));
+        }
+        if o.ponder && !o.root_moves.is_empty() {
+            return Err(ServiceError::invalid(
+                "options.ponder",
+                "cannot be combined with options.root_moves",
+            ));
+        }
         let legal = position.game.legal_moves();
         let mut root_moves = Vec::new();
         for (i, text) in o.root_moves.iter().enumerate() {
@@ -253,6 +267,7 @@ impl SearchJob {
             exhaustive: o.exhaustive,
             priority,
             search_id,
+            ponder: o.ponder,
             report_interval: Duration::from_millis(u64::from(report_ms)),
             arrived,
             time_budget,
@@ -485,6 +500,40 @@ mod tests {
         assert_eq!(j.search_id.unwrap().as_str(), "my-move_1");
         let e = with(0, "a b").unwrap_err();
         assert!(e.to_string().starts_with("options.search_id: ' '"), "{e}");
+    }
+
+    /// Issue 13 item 2: a ponder needs a game id (its tree is the game's kept tree) and cannot
+    /// come with a root-move restriction (such trees are not kept).
+    #[test]
+    fn ponder_needs_a_game_id_and_no_root_moves() {
+        let l = pb::Limits {
+            max_time_ms: Some(100),
+            ..Default::default()
+        };
+        let with = |game_id: &str, root_moves: Vec<String>| {
+            job(
+                l,
+                pb::SearchOptions {
+                    ponder: true,
+                    game_id: game_id.into(),
+                    root_moves,
+                    ..Default::default()
+                },
+            )
+        };
+        assert!(with("g1", vec![]).unwrap().ponder);
+        let e = with("", vec![]).unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+        assert!(
+            e.to_string()
+                .starts_with("options.ponder: needs options.game_id"),
+            "{e}"
+        );
+        let e = with("g1", vec!["c3".into()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "options.ponder: cannot be combined with options.root_moves"
+        );
     }
 
     #[test]

@@ -8,6 +8,10 @@
 //! Each search's tree is paid for by a grant of the tree-memory budget ([`crate::memory`]),
 //! taken by the supervisor thread before the search starts (evicting kept trees for room) and
 //! held until the tree is freed or parked.
+//!
+//! After answering a BestMove that asked to ponder, the supervisor thread stays on as the game's
+//! ponder ([`crate::ponder`]) with the search's tree and grant, once the search's own threads
+//! are given back.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
@@ -16,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use emergo_mcts::{Search, SearchParams, StopReason as MctsStop};
 use emergo_proto::v1 as pb;
+use emergo_rules::Move;
 use tokio::sync::{mpsc, oneshot};
 use tonic::Status;
 
@@ -25,8 +30,9 @@ use crate::config::ServerConfig;
 use crate::convert;
 use crate::engine::{EmergoState, Knowledge};
 use crate::error::ServiceError;
-use crate::games::{BudgetedSearch, GameStore, KeptGame};
+use crate::games::{BudgetedSearch, GameStore, KeptGame, Pondered};
 use crate::memory::{TreeGrant, TreeMemory};
+use crate::ponder::{PonderJob, Ponders};
 use crate::request::SearchJob;
 use crate::stop::{Registration, SearchId, SearchRegistry};
 
@@ -48,6 +54,10 @@ pub enum StopCause {
     /// The time manager ended it: a game clock's budget was used, or the best move settled
     /// ([`crate::budget`]).
     Budget = 4,
+    /// A ponder whose threads a waiting request needs ([`crate::ponder`]).
+    Preempted = 5,
+    /// A ponder whose game's next request arrived.
+    Superseded = 6,
 }
 
 /// The stop switch of one running search.
@@ -86,12 +96,20 @@ impl StopControl {
         self.flag.load(Ordering::SeqCst)
     }
 
-    fn cause(&self) -> StopCause {
+    /// The flag the search threads read, for [`Search::set_stop_flag`].
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        self.flag.clone()
+    }
+
+    /// The first cause given, `None` while not stopped.
+    pub fn cause(&self) -> StopCause {
         match self.cause.load(Ordering::SeqCst) {
             1 => StopCause::Cancelled,
             2 => StopCause::Shutdown,
             3 => StopCause::Stopped,
             4 => StopCause::Budget,
+            5 => StopCause::Preempted,
+            6 => StopCause::Superseded,
             _ => StopCause::None,
         }
     }
@@ -130,6 +148,8 @@ pub struct Engine {
     pub memory: Arc<TreeMemory>,
     /// The stop switches of live searches by search id (StopSearch).
     pub searches: Arc<SearchRegistry>,
+    /// The games' ponders ([`crate::ponder`]).
+    pub ponders: Arc<Ponders>,
     /// The Emergo knowledge of `config.mcts`, shared by every search.
     knowledge: Option<Arc<Knowledge>>,
     active: Mutex<HashMap<u64, Arc<StopControl>>>,
@@ -169,6 +189,7 @@ impl Engine {
                 config.thread_budget(),
             )),
             searches: Arc::default(),
+            ponders: Arc::default(),
             knowledge: config.mcts.shared_knowledge(),
             config,
             active: Mutex::new(HashMap::new()),
@@ -201,16 +222,17 @@ impl Engine {
     /// say "shutdown").
     pub fn shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
+        self.ponders.stop_all(StopCause::Shutdown);
         self.admission.close();
         for ctl in self.lock_active().values() {
             ctl.stop(StopCause::Shutdown);
         }
     }
 
-    /// Waits until no search runs (bounded by `timeout`).
+    /// Waits until no search runs and no game ponders (bounded by `timeout`).
     pub async fn drained(&self, timeout: Duration) {
         let end = Instant::now() + timeout;
-        while self.running_searches() > 0 && Instant::now() < end {
+        while (self.running_searches() > 0 || !self.ponders.is_empty()) && Instant::now() < end {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
@@ -225,6 +247,10 @@ impl Engine {
     ) -> Result<pb::AnalysisUpdate, ServiceError> {
         if self.is_shutting_down() {
             return Err(ServiceError::ShuttingDown);
+        }
+        // The game's ponder, if any, ends now; its tree is handed over below, before reuse.
+        if let Some(id) = &job.game_id {
+            self.ponders.stop(id, StopCause::Superseded);
         }
         let fen_now = job.position.game.position().to_string();
         let state = EmergoState::from_game(&job.position.game)
@@ -305,15 +331,24 @@ impl Engine {
             .name(format!("search-{id}"))
             .spawn(move || {
                 let _span = span.entered();
-                let _running = running;
+                // Unregisters the search and returns its threads when dropped.
+                let search_guard = running;
                 // The tree's bytes of the budget. Declared before the tree, so dropped after it
                 // (locals drop in reverse order), also when a search thread panics: the bytes go
                 // back only once the tree is freed.
                 let mut grant = engine.memory.grant();
+                // A ponder of this game was stopped when the request arrived: its tree is
+                // parked as soon as its threads have stopped.
+                if let Some(id) = &job.game_id {
+                    if !engine.ponders.wait_for(id, crate::ponder::HANDOVER_WAIT) {
+                        tracing::warn!("the game's ponder did not hand its tree over in time");
+                    }
+                }
                 // Advancing a kept tree copies it, a mismatched one must be freed, and making
                 // room may free kept trees: all take time, so they happen here rather than on
                 // the runtime.
-                let mut search = engine.reuse_or_new(&job, state, params, threads, &mut grant);
+                let (mut search, pondered) =
+                    engine.reuse_or_new(&job, state, params, threads, &mut grant);
                 search.set_stop_flag(thread_ctl.flag.clone());
                 // The deadline clips the budget only now, so that the set-up above is paid from
                 // the search's time rather than from the margin kept for answering.
@@ -336,6 +371,8 @@ impl Engine {
                 }
                 let handle = search.start();
                 let mut done_tx = Some(done_tx);
+                // The best move the client was told, once told.
+                let mut answered: Option<Move> = None;
                 // Clocked searches are looked at more often than reports go out.
                 let mut next_report = Instant::now() + interval;
                 loop {
@@ -360,9 +397,11 @@ impl Engine {
                         let cause = thread_ctl.cause();
                         let stop = match cause {
                             StopCause::None | StopCause::Budget => MctsStop::Time,
-                            StopCause::Cancelled | StopCause::Shutdown | StopCause::Stopped => {
-                                MctsStop::Stopped
-                            }
+                            StopCause::Cancelled
+                            | StopCause::Shutdown
+                            | StopCause::Stopped
+                            | StopCause::Preempted
+                            | StopCause::Superseded => MctsStop::Stopped,
                         };
                         thread_ctl.flag.store(true, Ordering::SeqCst);
                         let snapshot = handle.snapshot();
@@ -370,7 +409,9 @@ impl Engine {
                         let mut update =
                             convert::update(&snapshot, &fen, threads, true, Some(reason));
                         budget.finish(&mut update, Some(stop), deadline_limited);
+                        set_pondered(&mut update, pondered);
                         if let Some(tx) = done_tx.take() {
+                            answered = snapshot.best_move;
                             let _ = tx.send(update);
                         }
                         tracing::debug!("answered before every search thread had stopped");
@@ -404,24 +445,58 @@ impl Engine {
                     final_reason(snapshot.stop_reason, thread_ctl.cause(), deadline_limited);
                 let mut update = convert::update(&snapshot, &fen, threads, true, Some(reason));
                 budget.finish(&mut update, snapshot.stop_reason, deadline_limited);
-                // Park the tree before answering, so that the game's next request finds it; drop
-                // whatever that evicts (or the tree itself) after answering.
+                set_pondered(&mut update, pondered);
+                if done_tx.is_some() {
+                    answered = snapshot.best_move;
+                }
+                // A ponder goes on from the answer: its slot is taken before answering, so that
+                // the game's next request waits for the pondered tree instead of missing it.
+                let wants_ponder = job.ponder
+                    && engine.config.max_ponder_ms > 0
+                    && engine.config.kept_games > 0
+                    && !engine.is_shutting_down()
+                    && matches!(
+                        thread_ctl.cause(),
+                        StopCause::None | StopCause::Budget | StopCause::Stopped
+                    );
+                let ponder = match (&job.game_id, answered) {
+                    (Some(id), Some(best)) if wants_ponder && job.root_moves.is_empty() => {
+                        engine.ponders.begin(id).map(|slot| (slot, best))
+                    }
+                    _ => None,
+                };
+                // Otherwise park the tree before answering, so that the game's next request
+                // finds it; drop whatever that evicts (or the tree itself) after answering.
                 let tree = BudgetedSearch { search, grant };
-                let garbage = match (job.game_id, job.root_moves.is_empty()) {
-                    (Some(id), true) => engine.games.put(
-                        id,
-                        KeptGame {
-                            fen: job.position.fen,
-                            moves: job.position.moves,
+                let (garbage, ponder) = match (ponder, job.game_id, job.root_moves.is_empty()) {
+                    (Some((slot, best)), _, _) => (Vec::new(), Some((slot, best, tree))),
+                    (None, Some(id), true) => {
+                        let kept = KeptGame {
+                            fen: job.position.fen.clone(),
+                            moves: job.position.moves.clone(),
                             tree,
-                        },
-                    ),
-                    _ => vec![tree],
+                            pondered: Pondered::default(),
+                        };
+                        (engine.games.put(id, kept), None)
+                    }
+                    _ => (vec![tree], None),
                 };
                 if let Some(tx) = done_tx {
                     let _ = tx.send(update);
                 }
                 drop(garbage);
+                if let Some((slot, best, tree)) = ponder {
+                    // The search's threads and id go first: the ponder takes only idle threads.
+                    drop(search_guard);
+                    let job = PonderJob {
+                        slot,
+                        fen: job.position.fen,
+                        moves: job.position.moves,
+                        best,
+                        threads,
+                    };
+                    crate::ponder::run(&engine, job, tree);
+                }
             })
             .map_err(|e| ServiceError::Internal(format!("cannot start a search thread: {e}")))?;
 
@@ -449,7 +524,8 @@ impl Engine {
 
     /// The kept tree of the job's game advanced to its position, or a fresh search, with
     /// `grant` grown to the search's share of the tree-memory budget (evicting the least
-    /// recently used kept trees for room) and the tree limited to it.
+    /// recently used kept trees for room) and the tree limited to it; and the reused visits
+    /// that a ponder added ([`crate::games::Pondered`]).
     fn reuse_or_new(
         &self,
         job: &SearchJob,
@@ -457,16 +533,17 @@ impl Engine {
         mut params: SearchParams,
         threads: usize,
         grant: &mut TreeGrant,
-    ) -> Search<EmergoState> {
+    ) -> (Search<EmergoState>, u64) {
         let share = self.memory.share(threads);
         let evict = || self.games.evict_oldest().map(drop).is_some();
         if let (Some(id), true) = (&job.game_id, job.root_moves.is_empty()) {
             if let Some(kept) = self.games.take(id) {
                 if let Some(extra) = kept.continuation(&job.position.fen, &job.position.moves) {
+                    let KeptGame { tree, pondered, .. } = kept;
                     let BudgetedSearch {
                         mut search,
                         grant: kept_grant,
-                    } = kept.tree;
+                    } = tree;
                     // The (empty) grant is replaced by the one that pays for the kept tree.
                     *grant = kept_grant;
                     grant.grow_to(share, evict);
@@ -477,9 +554,9 @@ impl Engine {
                     let limit = share.min(grant.bytes());
                     params.max_tree_bytes = limit;
                     search.set_params(params);
-                    search.advance(extra);
+                    let reused = search.advance(extra);
                     grant.shrink_to(limit.max(search.memory_bytes()));
-                    return search;
+                    return (search, pondered.visits_after(extra, reused));
                 }
                 // A different line of play: the kept tree is of no use (freed here, before
                 // this search takes its share).
@@ -487,7 +564,7 @@ impl Engine {
             }
         }
         params.max_tree_bytes = grant.grow_to(share, evict);
-        Search::new(state, params)
+        (Search::new(state, params), 0)
     }
 }
 
@@ -574,7 +651,15 @@ fn final_reason(
     }
 }
 
-fn fresh_seed() -> u64 {
+/// Sets `stats.pondered_visits` of an update.
+fn set_pondered(update: &mut pb::AnalysisUpdate, pondered: u64) {
+    if let Some(stats) = update.stats.as_mut() {
+        stats.pondered_visits = pondered;
+    }
+}
+
+/// A seed for a search whose request left it to the server.
+pub(crate) fn fresh_seed() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -119,6 +119,17 @@ impl EmergoBot for BotService {
                 r.report_interval_ms,
             )
         });
+        let job = job.and_then(|job| {
+            if job.ponder {
+                // A stream's client watches the analysis; there is no move of its own to
+                // ponder after.
+                return Err(ServiceError::invalid(
+                    "options.ponder",
+                    "only BestMove ponders (after its answer)",
+                ));
+            }
+            Ok(job)
+        });
         let job = match job {
             Ok(job) => job,
             Err(e) => return span.in_scope(|| finish("Analyze", started, Err(e))),
@@ -299,6 +310,7 @@ impl EmergoBot for BotService {
                 max_queue_wait_ms: c.max_queue_wait_ms.min(u64::from(u32::MAX)) as u32,
                 max_tree_memory_bytes: e.memory.budget() as u64,
                 tree_memory_per_thread_bytes: e.memory.share(1) as u64,
+                max_ponder_ms: c.max_ponder_ms,
             }),
             load: Some(pb::ServerLoad {
                 running_searches: e.running_searches() as u32,
@@ -312,6 +324,7 @@ impl EmergoBot for BotService {
                 requests_refused: e.admission.refused(),
                 tree_memory_bytes: e.memory.in_use() as u64,
                 kept_tree_bytes: e.memory.kept() as u64,
+                pondering: e.admission.preemptible() as u32,
             }),
             replica: c.replica_name(),
             engine: c.mcts.describe(),

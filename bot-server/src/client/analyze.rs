@@ -539,6 +539,10 @@ pub struct BestMoveArgs {
     /// Position, budget, search and connection flags.
     #[command(flatten)]
     pub search: SearchArgs,
+    /// After answering, the server goes on searching the position after its move until the
+    /// game's next request (needs --game-id; send the next position with the same id).
+    #[arg(long, requires = "game_id")]
+    pub ponder: bool,
 }
 
 /// Runs `emergo bestmove`: prints the best move on one line. When the game is already over it
@@ -549,7 +553,10 @@ pub async fn run_best_move(args: BestMoveArgs) -> Result<(), ClientError> {
     let request = pb::BestMoveRequest {
         position: Some(s.position()),
         limits: Some(s.limits()?),
-        options: Some(s.options(1, 1)),
+        options: Some(pb::SearchOptions {
+            ponder: args.ponder,
+            ..s.options(1, 1)
+        }),
     };
     let backend = Backend::open(&s.connect, s.local).await?;
     let response = tokio::select! {

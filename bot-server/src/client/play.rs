@@ -63,6 +63,10 @@ pub struct PlayArgs {
     /// The engine's random seed; 0 lets it pick one.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Let the engine think on your time: after each of its moves the server (or the local
+    /// engine) ponders on idle threads until your move arrives, and reuses what it found.
+    #[arg(long)]
+    pub ponder: bool,
     /// The start position (vchess FEN); defaults to the initial position.
     #[arg(long, default_value = INITIAL_FEN)]
     pub fen: String,
@@ -139,6 +143,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
         threads: args.threads,
         seed: args.seed,
         game_id: new_game_id(),
+        ponder: args.ponder,
     };
     let mut input = Input::spawn();
 
@@ -271,6 +276,7 @@ struct Engine {
     threads: u32,
     seed: u64,
     game_id: String,
+    ponder: bool,
 }
 
 impl Engine {
@@ -283,6 +289,7 @@ impl Engine {
                 threads: self.threads,
                 seed: self.seed,
                 game_id: self.game_id.clone(),
+                ponder: self.ponder,
                 ..Default::default()
             }),
         };

@@ -376,6 +376,7 @@ impl Seat {
                         // 0 asks the server to pick a seed: avoid it.
                         seed: (*seed).max(1),
                         game_id: game_id.clone(),
+                        ponder: spec.ponder,
                         ..Default::default()
                     }),
                 };

@@ -52,8 +52,8 @@ pub struct ArenaArgs {
     /// playouts, time, threads, name, and the search settings config=strong|uniform, c, fpu,
     /// sel, pw, minimax, cutoff, prune, temp, samples, scale, leafdepth), `ab[:key=value,...]`
     /// (alpha-beta; keys: time, depth, nodes, name) or `server:URL[,key=value,...]` (keys:
-    /// playouts, time, threads, name), e.g. `mcts:config=uniform,time=200ms`, `ab:depth=4`,
-    /// `server:http://127.0.0.1:50051,time=200ms,name=prod`.
+    /// playouts, time, threads, ponder=on|off, name), e.g. `mcts:config=uniform,time=200ms`,
+    /// `ab:depth=4`, `server:http://127.0.0.1:50051,time=200ms,ponder=on,name=prod`.
     #[arg(long = "engine", value_name = "SPEC", required = true)]
     pub engines: Vec<String>,
     /// Play the first engine against each of the others only (default: every pair).

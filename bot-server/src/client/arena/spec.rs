@@ -1,5 +1,6 @@
 //! Engine specifications on the command line: `random`, `greedy`, `mcts[:key=value,...]`,
-//! `ab[:key=value,...]` and `server:URL[,key=value,...]`.
+//! `ab[:key=value,...]` and `server:URL[,key=value,...]` (keys `playouts`, `time`, `threads`,
+//! `ponder=on|off`, `name`).
 //!
 //! A spec is parsed into an [`EngineSpec`] once, before anything runs, so a typo fails the whole
 //! command at once with a message naming the spec instead of failing game 17 an hour later.
@@ -117,6 +118,9 @@ pub struct EngineSpec {
     pub depth: Option<u32>,
     /// Alpha-beta: node budget per move.
     pub nodes: Option<u64>,
+    /// Servers: ask the server to ponder after each move (`SearchOptions.ponder`, with the
+    /// game's id), `ponder=on`.
+    pub ponder: bool,
 }
 
 impl EngineSpec {
@@ -249,7 +253,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
             (
                 EngineKind::Server { url },
                 parts.filter(|p| !p.trim().is_empty()).collect(),
-                &["playouts", "time", "threads", "name"],
+                &["playouts", "time", "threads", "ponder", "name"],
             )
         }
         "" => return Err(fail("empty spec".to_owned())),
@@ -269,6 +273,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         mcts_settings: Vec::new(),
         depth: None,
         nodes: None,
+        ponder: false,
     };
     let kind_is_mcts = spec.kind == EngineKind::Mcts;
     let mut mcts_check = emergo_engine::MctsConfig::default();
@@ -334,6 +339,13 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
                             fail(format!("nodes={value}: not a positive integer"))
                         })?,
                     );
+            }
+            "ponder" => {
+                spec.ponder = match value {
+                    "on" | "true" | "yes" | "1" => true,
+                    "off" | "false" | "no" | "0" => false,
+                    _ => return Err(fail(format!("ponder={value}: use on or off"))),
+                };
             }
             "threads" => {
                 spec.threads = value
@@ -495,6 +507,21 @@ mod tests {
             }
         );
         assert_eq!((s.name.as_str(), s.threads), ("prod", 4));
+        assert!(!s.ponder);
+        // Issue 13 item 2: a server may be asked to ponder.
+        let s = parse_spec("server:localhost:9000,time=1s,ponder=on").unwrap();
+        assert!(s.ponder);
+        assert_eq!(s.name, "server:localhost:9000,time=1s,ponder=on");
+        assert!(
+            parse_spec("server:localhost:9000,ponder=maybe")
+                .unwrap_err()
+                .contains("ponder=maybe: use on or off")
+        );
+        assert!(
+            parse_spec("mcts:ponder=on")
+                .unwrap_err()
+                .contains("unknown key")
+        );
         assert!(parse_spec("server:").unwrap_err().contains("needs a URL"));
         assert!(parse_spec("server").unwrap_err().contains("needs a URL"));
         assert!(

@@ -1,0 +1,308 @@
+//! Pondering (issue 13 item 2): after answering a BestMove that asked for it
+//! (`SearchOptions.ponder`, with a game id), the server goes on searching the game's tree from
+//! the position after its answer — the opponent's turn — so that the game's next request, after
+//! the opponent's reply, reuses a larger subtree.
+//!
+//! A ponder is a background search with no client:
+//!
+//! - **Idle threads only.** Its threads are a preemptible grant of admission control
+//!   ([`Admission::try_acquire_preemptible`](crate::admission::Admission::try_acquire_preemptible)):
+//!   only threads that are free while no request waits, at most as many as the answered search
+//!   had. Any request that would have to wait for threads raises the ponder's stop flag at
+//!   once; the ponder's supervisor waits for its search threads (an OS thread, never the async
+//!   runtime), parks the tree and gives the threads back, which go to the waiters in order.
+//! - **The game's next request** stops it on arrival ([`Ponders::stop`]) and, on its own
+//!   supervisor thread, waits for the pondered tree to be parked ([`Ponders::wait_for`]) before
+//!   it looks for the game's kept tree; the kept tree's root is the position after the bot's
+//!   move, and tree reuse advances it by the opponent's reply.
+//! - **A cap**: `--max-ponder-ms` (0 turns pondering off), and shutdown.
+//! - **Memory**: the answered search's tree-memory grant moves with its tree into the ponder,
+//!   cut to the ponder's share (its threads' share, like any search), and with the tree into
+//!   the game store afterwards.
+//!
+//! The slot of a game's ponder ([`PonderSlot`]) is taken *before* the answer goes out, so a
+//! next request that arrives at once still finds (and waits for) the tree.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use emergo_mcts::{Game as _, Snapshot};
+use emergo_rules::Move;
+
+use crate::games::{BudgetedSearch, KeptGame, Pondered};
+use crate::runner::{Engine, StopCause, StopControl};
+
+/// Longest the game's next request waits for its ponder to park the tree. A ponder stops within
+/// a playout of its flag and parks at once; this only bounds a pathological case, after which
+/// the request searches a fresh tree.
+pub const HANDOVER_WAIT: Duration = Duration::from_secs(2);
+
+/// The ponders of games, by game id: each one's stop switch. An entry lives from just before
+/// the answer that starts a ponder until its tree is parked.
+#[derive(Debug, Default)]
+pub struct Ponders {
+    map: Mutex<HashMap<String, Arc<StopControl>>>,
+    /// Notified whenever an entry goes.
+    gone: Condvar,
+}
+
+/// A game's place in [`Ponders`]; removed (and waiters woken) when dropped.
+#[derive(Debug)]
+pub struct PonderSlot {
+    ponders: Arc<Ponders>,
+    game_id: String,
+    ctl: Arc<StopControl>,
+}
+
+impl PonderSlot {
+    /// The game id.
+    pub fn game_id(&self) -> &str {
+        &self.game_id
+    }
+
+    /// The ponder's stop switch.
+    pub fn control(&self) -> &Arc<StopControl> {
+        &self.ctl
+    }
+}
+
+impl Drop for PonderSlot {
+    fn drop(&mut self) {
+        let mut map = self.ponders.lock();
+        if map
+            .get(&self.game_id)
+            .is_some_and(|c| Arc::ptr_eq(c, &self.ctl))
+        {
+            map.remove(&self.game_id);
+        }
+        drop(map);
+        self.ponders.gone.notify_all();
+    }
+}
+
+impl Ponders {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<StopControl>>> {
+        // Every change is one map operation: a poisoned lock holds a consistent map.
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the slot of `game_id`'s ponder; `None` if the game has one already (two requests
+    /// of one game at once: only the first ponders).
+    pub fn begin(self: &Arc<Self>, game_id: &str) -> Option<PonderSlot> {
+        let mut map = self.lock();
+        if map.contains_key(game_id) {
+            return None;
+        }
+        let ctl = Arc::new(StopControl::new());
+        map.insert(game_id.to_owned(), ctl.clone());
+        Some(PonderSlot {
+            ponders: self.clone(),
+            game_id: game_id.to_owned(),
+            ctl,
+        })
+    }
+
+    /// Stops `game_id`'s ponder, if it has one. Never blocks.
+    pub fn stop(&self, game_id: &str, cause: StopCause) {
+        if let Some(ctl) = self.lock().get(game_id) {
+            ctl.stop(cause);
+        }
+    }
+
+    /// Stops every ponder (shutdown).
+    pub fn stop_all(&self, cause: StopCause) {
+        for ctl in self.lock().values() {
+            ctl.stop(cause);
+        }
+    }
+
+    /// Blocks until `game_id` has no ponder (its tree is parked), at most `timeout`; true if it
+    /// has none. Blocking: call it from a search's supervisor thread, never from the runtime.
+    pub fn wait_for(&self, game_id: &str, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        let mut map = self.lock();
+        while map.contains_key(game_id) {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            map = self
+                .gone
+                .wait_timeout(map, left)
+                .map_or_else(|e| e.into_inner().0, |(map, _)| map);
+        }
+        true
+    }
+
+    /// Games with a ponder (running, or being set up or parked).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when no game ponders.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What an answered search hands over to its ponder.
+#[derive(Debug)]
+pub struct PonderJob {
+    /// The game's slot, taken before the answer went out.
+    pub slot: PonderSlot,
+    /// The game's start FEN as the client sent it.
+    pub fen: String,
+    /// Moves from the FEN to the answered position.
+    pub moves: Vec<Move>,
+    /// The answer: the ponder's root is the position after it.
+    pub best: Move,
+    /// The answered search's threads: the most the ponder takes.
+    pub threads: usize,
+}
+
+/// Visits per root move.
+fn root_visits(s: &Snapshot<Move>) -> Vec<(Move, u64)> {
+    s.moves.iter().map(|m| (m.mv, m.visits)).collect()
+}
+
+/// Ponders `job` on the answered search's `tree` until it is stopped (preempted, the game's
+/// next request, shutdown) or capped, then parks the tree under the game id, its root the
+/// position after the answer. Blocking: runs on the answered search's supervisor thread, after
+/// the answer went out and the search's own threads were given back.
+pub fn run(engine: &Arc<Engine>, job: PonderJob, tree: BudgetedSearch) {
+    let PonderJob {
+        slot,
+        fen,
+        mut moves,
+        best,
+        threads,
+    } = job;
+    let BudgetedSearch {
+        mut search,
+        mut grant,
+    } = tree;
+    let ctl = slot.control().clone();
+    let mut after = search.root_state().clone();
+    after.play(best);
+    let over = after.rules_outcome().is_some();
+    let preempt = ctl.clone();
+    let threads_grant = (!over && !ctl.is_stopped())
+        .then(|| {
+            engine.admission.try_acquire_preemptible(
+                threads,
+                Arc::new(move || {
+                    preempt.stop(StopCause::Preempted);
+                }),
+            )
+        })
+        .flatten();
+    let Some(threads_grant) = threads_grant else {
+        // No idle thread, the game is over, or its next request is here already: keep the
+        // tree as the search left it (reuse advances it by both moves).
+        tracing::debug!(over, "no ponder");
+        let garbage = engine.games.put(
+            slot.game_id().to_owned(),
+            KeptGame {
+                fen,
+                moves,
+                tree: BudgetedSearch { search, grant },
+                pondered: Pondered::default(),
+            },
+        );
+        drop(slot);
+        drop(garbage);
+        return;
+    };
+    crate::metrics::pondering(engine.admission.preemptible());
+    // The ponder's share of the tree memory, like any search on its threads: a tree larger
+    // than that (the answered search had more threads) is cut down by `set_params`, whose limit
+    // the advance's copy respects too.
+    let share = engine.memory.share(threads_grant.threads);
+    let limit = share.min(grant.bytes());
+    let mut params = search.params().clone();
+    params.threads = threads_grant.threads;
+    params.max_tree_bytes = limit;
+    params.max_time = Some(Duration::from_millis(u64::from(
+        engine.config.max_ponder_ms,
+    )));
+    params.max_playouts = None;
+    // No move is chosen from a ponder: it searches on until stopped, wherever the visits go.
+    params.smart_pruning = false;
+    params.seed = crate::runner::fresh_seed();
+    search.set_params(params);
+    search.advance(&[best]);
+    moves.push(best);
+    grant.shrink_to(limit.max(search.memory_bytes()));
+    search.set_stop_flag(ctl.flag());
+    let before = root_visits(&search.snapshot());
+    tracing::debug!(threads = threads_grant.threads, "pondering");
+    let (search, snapshot) = search.start().wait();
+    let pondered = Pondered::between(&before, &root_visits(&snapshot), snapshot.playouts);
+    crate::metrics::ponder_finished(snapshot.playouts);
+    tracing::debug!(
+        playouts = snapshot.playouts,
+        cause = ?ctl.cause(),
+        "ponder ended"
+    );
+    let garbage = engine.games.put(
+        slot.game_id().to_owned(),
+        KeptGame {
+            fen,
+            moves,
+            tree: BudgetedSearch { search, grant },
+            pondered,
+        },
+    );
+    // The tree is parked: the game's next request may take it, and waiters the threads.
+    drop(slot);
+    drop(threads_grant);
+    crate::metrics::pondering(engine.admission.preemptible());
+    drop(garbage);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_ponder_per_game_stopped_by_id() {
+        let ponders = Arc::new(Ponders::default());
+        let a = ponders.begin("a").unwrap();
+        assert!(ponders.begin("a").is_none());
+        let b = ponders.begin("b").unwrap();
+        assert_eq!(ponders.len(), 2);
+        ponders.stop("a", StopCause::Superseded);
+        assert!(a.control().is_stopped());
+        assert!(!b.control().is_stopped());
+        ponders.stop("nobody", StopCause::Superseded);
+        ponders.stop_all(StopCause::Shutdown);
+        assert!(b.control().is_stopped());
+        drop(a);
+        assert_eq!(ponders.len(), 1);
+        // The game may ponder again once its ponder ended.
+        let a = ponders.begin("a").unwrap();
+        drop((a, b));
+        assert!(ponders.is_empty());
+    }
+
+    /// The game's next request waits (on its supervisor thread) until the ponder's tree is
+    /// parked; with no ponder it does not wait at all.
+    #[test]
+    fn the_next_request_waits_for_the_parked_tree() {
+        let ponders = Arc::new(Ponders::default());
+        assert!(ponders.wait_for("g", Duration::ZERO));
+        let slot = ponders.begin("g").unwrap();
+        assert!(!ponders.wait_for("g", Duration::from_millis(1)));
+        let parked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let p = parked.clone();
+        let ponder = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            p.store(true, std::sync::atomic::Ordering::SeqCst);
+            drop(slot);
+        });
+        assert!(ponders.wait_for("g", Duration::from_secs(20)));
+        assert!(parked.load(std::sync::atomic::Ordering::SeqCst));
+        ponder.join().unwrap();
+    }
+}
