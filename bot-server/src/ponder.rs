@@ -166,6 +166,27 @@ fn root_visits(s: &Snapshot<Move>) -> Vec<(Move, u64)> {
     s.moves.iter().map(|m| (m.mv, m.visits)).collect()
 }
 
+/// Parks a game's tree in the kept-tree store; returns what the store evicted, for the caller
+/// to drop once it released what it holds.
+fn park(
+    engine: &Engine,
+    game_id: &str,
+    fen: String,
+    moves: Vec<Move>,
+    tree: BudgetedSearch,
+    pondered: Pondered,
+) -> Vec<BudgetedSearch> {
+    engine.games.put(
+        game_id.to_owned(),
+        KeptGame {
+            fen,
+            moves,
+            tree,
+            pondered,
+        },
+    )
+}
+
 /// Ponders `job` on the answered search's `tree` until it is stopped (preempted, the game's
 /// next request, shutdown) or capped, then parks the tree under the game id, its root the
 /// position after the answer. Blocking: runs on the answered search's supervisor thread, after
@@ -201,14 +222,14 @@ pub fn run(engine: &Arc<Engine>, job: PonderJob, tree: BudgetedSearch) {
         // No idle thread, the game is over, or its next request is here already: keep the
         // tree as the search left it (reuse advances it by both moves).
         tracing::debug!(over, "no ponder");
-        let garbage = engine.games.put(
-            slot.game_id().to_owned(),
-            KeptGame {
-                fen,
-                moves,
-                tree: BudgetedSearch { search, grant },
-                pondered: Pondered::default(),
-            },
+        let tree = BudgetedSearch { search, grant };
+        let garbage = park(
+            engine,
+            slot.game_id(),
+            fen,
+            moves,
+            tree,
+            Pondered::default(),
         );
         drop(slot);
         drop(garbage);
@@ -245,14 +266,13 @@ pub fn run(engine: &Arc<Engine>, job: PonderJob, tree: BudgetedSearch) {
         cause = ?ctl.cause(),
         "ponder ended"
     );
-    let garbage = engine.games.put(
-        slot.game_id().to_owned(),
-        KeptGame {
-            fen,
-            moves,
-            tree: BudgetedSearch { search, grant },
-            pondered,
-        },
+    let garbage = park(
+        engine,
+        slot.game_id(),
+        fen,
+        moves,
+        BudgetedSearch { search, grant },
+        pondered,
     );
     // The tree is parked: the game's next request may take it, and waiters the threads.
     drop(slot);
