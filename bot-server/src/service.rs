@@ -102,6 +102,15 @@ fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
 #[tonic::async_trait]
 impl EmergoBot for BotService {
     type AnalyzeStream = ReceiverStream<UpdateResult>;
+    type AnalyzeGameStream = ReceiverStream<Result<pb::GameReviewUpdate, Status>>;
+
+    async fn analyze_game(
+        &self,
+        _req: Request<pb::AnalyzeGameRequest>,
+    ) -> Result<Response<Self::AnalyzeGameStream>, Status> {
+        // Issue 14 in progress: the review service lands in the next commits.
+        Err(Status::unimplemented("AnalyzeGame is not implemented yet"))
+    }
 
     async fn analyze(
         &self,
