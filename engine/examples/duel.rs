@@ -83,6 +83,7 @@ fn parse(spec: &str, ms: u64, seed: u64) -> Engine {
                     "vs" => k.value_scale = v.parse().unwrap(),
                     "mm" => p.minimax_weight = v.parse().unwrap(),
                     "ld" => k.leaf_depth = v.parse().unwrap(),
+                    "pd" => k.prior_depth = v.parse().unwrap(),
                     "samples" => k.playout_samples = v.parse().unwrap(),
                     "po" => {
                         p.max_playouts = Some(v.parse().unwrap());

@@ -110,6 +110,7 @@ impl MctsConfig {
         "samples",
         "scale",
         "leafdepth",
+        "priordepth",
     ];
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
@@ -158,7 +159,7 @@ impl MctsConfig {
                     _ => return Err(format!("prune={value}: expected on or off")),
                 }
             }
-            "temp" | "samples" | "scale" | "leafdepth" => {
+            "temp" | "samples" | "scale" | "leafdepth" | "priordepth" => {
                 let k = self.knowledge.get_or_insert_with(Knowledge::default);
                 match key {
                     "temp" => k.prior_temperature = num(key, value, finite(1.0, 10_000.0))?,
@@ -166,6 +167,7 @@ impl MctsConfig {
                         k.playout_samples = num(key, value, |v: &u32| (1..=64).contains(v))?
                     }
                     "scale" => k.value_scale = num(key, value, finite(1.0, 10_000.0))?,
+                    "priordepth" => k.prior_depth = num(key, value, |v: &u32| *v <= 8)?,
                     _ => k.leaf_depth = num(key, value, |v: &u32| *v <= 8)?,
                 }
             }
@@ -209,6 +211,9 @@ impl MctsConfig {
                 );
                 if k.leaf_depth > 0 {
                     let _ = write!(s, ", leaf search depth {}", k.leaf_depth);
+                }
+                if k.prior_depth > 0 {
+                    let _ = write!(s, ", root priors searched {} plies deep", k.prior_depth);
                 }
                 // Playouts run unless the leaf is evaluated instead; with knowledge they are
                 // heavy whenever more than one move is sampled per turn.

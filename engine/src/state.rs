@@ -60,6 +60,11 @@ pub struct Knowledge {
     /// Deeper leaves see short traps that averaging would miss, at a cost in leaves per second
     /// (an MCTS-minimax hybrid in the sense of Baier & Winands).
     pub leaf_depth: u32,
+    /// Depth of the alpha-beta search that scores each move for the priors and move values of
+    /// the root (0: the quiescence search, as everywhere else); a node `k` plies below the root
+    /// gets `prior_depth - k`. Deep priors where the tree branches most widely let the search
+    /// see 2–3-ply traps (an entry that forces a capture chain) before it spends visits there.
+    pub prior_depth: u32,
 }
 
 impl Default for Knowledge {
@@ -69,6 +74,7 @@ impl Default for Knowledge {
             prior_temperature: 200.0,
             playout_samples: 3,
             leaf_depth: 0,
+            prior_depth: 0,
             value_scale: crate::eval::LOGISTIC_SCALE,
         }
     }
@@ -83,7 +89,13 @@ impl Knowledge {
 
     /// The score of a leaf: the quiescence search, or a shallow alpha-beta search.
     fn leaf_score(&self, pos: &Position) -> i32 {
-        if self.leaf_depth == 0 {
+        self.score_at_depth(pos, self.leaf_depth)
+    }
+
+    /// The score of `pos` by an alpha-beta search `depth` plies deep (0: quiescence only), on
+    /// this thread's searcher.
+    fn score_at_depth(&self, pos: &Position, depth: u32) -> i32 {
+        if depth == 0 {
             return self.score(pos);
         }
         LEAF_SEARCH.with(|cell| {
@@ -91,7 +103,7 @@ impl Knowledge {
             let ab =
                 slot.get_or_insert_with(|| Box::new(AlphaBeta::new(LEAF_TT_BITS, self.weights)));
             ab.set_weights(self.weights);
-            ab.score(pos, self.leaf_depth)
+            ab.score(pos, depth)
         })
     }
 }
@@ -111,6 +123,9 @@ pub struct EmergoState {
     only: Option<Arc<[Move]>>,
     /// The knowledge the search uses, if any (shared by every clone).
     knowledge: Option<Arc<Knowledge>>,
+    /// Plies played since this state was the search's root (saturating): how deep the priors
+    /// of its moves are searched ([`Knowledge::prior_depth`]).
+    ply: u8,
 }
 
 impl Clone for EmergoState {
@@ -120,6 +135,7 @@ impl Clone for EmergoState {
             reps: self.reps.clone(),
             only: self.only.clone(),
             knowledge: self.knowledge.clone(),
+            ply: self.ply,
         }
     }
 
@@ -128,6 +144,7 @@ impl Clone for EmergoState {
         self.pos = source.pos;
         self.reps.copy_from(&source.reps);
         self.only.clone_from(&source.only);
+        self.ply = source.ply;
         if !opt_arc_eq(&self.knowledge, &source.knowledge) {
             self.knowledge.clone_from(&source.knowledge);
         }
@@ -150,6 +167,7 @@ impl EmergoState {
             reps: game.repetitions(),
             only: None,
             knowledge: None,
+            ply: 0,
         }
     }
 
@@ -160,6 +178,7 @@ impl EmergoState {
             reps: Repetitions::new(&pos),
             only: None,
             knowledge: None,
+            ply: 0,
         }
     }
 
@@ -278,6 +297,7 @@ impl Game for EmergoState {
 
     fn play(&mut self, mv: Move) {
         self.only = None;
+        self.ply = self.ply.saturating_add(1);
         self.pos.play_unchecked(mv);
         self.reps.record(mv, &self.pos);
     }
@@ -301,11 +321,13 @@ impl Game for EmergoState {
         let Some(k) = self.knowledge.as_deref() else {
             return;
         };
-        // Scores for the mover of the position after each move, captures resolved.
+        // Scores for the mover of the position after each move, captures resolved (searched
+        // deeper near the root, see `Knowledge::prior_depth`).
+        let depth = k.prior_depth.saturating_sub(u32::from(self.ply));
         priors.extend(moves.iter().map(|&m| {
             let mut next = self.pos;
             next.play_unchecked(m);
-            -(k.score(&next) as f32)
+            -(k.score_at_depth(&next, depth) as f32)
         }));
         values.extend(
             priors
@@ -379,6 +401,38 @@ mod tests {
         assert!(prior_of("e3-d4") * 10.0 < prior_of("e3-f2"), "{out:?}");
         let i = moves.iter().position(|m| m.to_string() == "e3-d4").unwrap();
         assert!(values[i] < 0.4, "{values:?}");
+    }
+
+    #[test]
+    fn prior_depth_searches_the_root_moves_deeper() {
+        let pos: Position = "9/9/9/9/2a@6/9/4A@4/9/9 w 40 0,0".parse().unwrap();
+        let deep = Knowledge {
+            prior_depth: 2,
+            ..Knowledge::default()
+        };
+        let state = EmergoState::new(pos).with_knowledge(Some(Arc::new(deep.clone())));
+        let mut moves = Vec::new();
+        state.legal_moves(&mut moves);
+        let (mut priors, mut values) = (Vec::new(), Vec::new());
+        state.move_knowledge(&moves, &mut priors, &mut values);
+        // At the root each move is scored by a 2-ply search; one ply down by a 1-ply search.
+        let expected = |pos: &Position, m: Move, depth: u32| {
+            let mut next = *pos;
+            next.play_unchecked(m);
+            win_probability_scaled(-deep.score_at_depth(&next, depth), deep.value_scale)
+        };
+        for (i, &m) in moves.iter().enumerate() {
+            assert_eq!(values[i], expected(&pos, m, 2), "{m}");
+        }
+        let mut child = state.clone();
+        child.play(moves[0]);
+        let mut replies = Vec::new();
+        child.legal_moves(&mut replies);
+        child.move_knowledge(&replies, &mut priors, &mut values);
+        let child_pos = *child.position();
+        for (i, &m) in replies.iter().enumerate() {
+            assert_eq!(values[i], expected(&child_pos, m, 1), "{m}");
+        }
     }
 
     #[test]
