@@ -50,6 +50,7 @@ mod perft;
 mod play;
 mod playout;
 mod position;
+pub mod record;
 mod square;
 mod unit;
 mod zobrist;

@@ -11,7 +11,7 @@ pub mod analyze;
 pub mod arena;
 pub mod loadtest;
 pub mod play;
-pub mod record;
+pub use emergo_rules::record;
 
 use std::path::PathBuf;
 use std::sync::Arc;
