@@ -1,14 +1,33 @@
-//! Background searches: [`SearchHandle`] controls a search started with
-//! [`Search::start`](crate::Search::start).
+//! Background searches: [`Search::start`] and the [`SearchHandle`] that controls the running
+//! search (live snapshots, stop, wait, tree handed back).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::core::Core;
 use crate::game::Game;
-use crate::search::{Core, Search};
+use crate::search::Search;
 use crate::snapshot::{self, Snapshot};
+use crate::threads;
+
+// `start` lives here rather than in `search.rs` so that the search imports nothing from its
+// handle: `handle` depends on `search`, never the other way round.
+impl<G: Game> Search<G> {
+    /// Starts the search on `params.threads` background threads and returns at once.
+    pub fn start(mut self) -> SearchHandle<G> {
+        let run = self.prepare();
+        let (core, own_flag) = self.into_parts();
+        let core = Arc::new(core);
+        let threads = if run {
+            threads::spawn(&core)
+        } else {
+            Vec::new()
+        };
+        SearchHandle::new(core, own_flag, threads)
+    }
+}
 
 /// A search running on background threads.
 ///
@@ -43,7 +62,7 @@ pub struct SearchHandle<G: Game> {
 }
 
 impl<G: Game> SearchHandle<G> {
-    pub(crate) fn new(core: Arc<Core<G>>, own_flag: bool, threads: Vec<JoinHandle<()>>) -> Self {
+    fn new(core: Arc<Core<G>>, own_flag: bool, threads: Vec<JoinHandle<()>>) -> Self {
         SearchHandle {
             core,
             own_flag,

@@ -111,17 +111,33 @@
 //!   flag, smart pruning, solved root, single legal move, finished root.
 //! * **Determinism**: with one thread, a seed and no time limit, a search is reproducible.
 //!
-//! # Modules
+//! # Module map
 //!
-//! `game` (the trait), `params`, `node` and `tree` (the arena and its concurrency contract),
-//! `select` (UCT, best-move order), `search` (iterations, threads), `solver` (proofs and score
-//! bounds), `limits` (stopping, smart pruning), `handle` (background control), `snapshot`
-//! (results), and [`toy`] games for tests, examples and benchmarks.
+//! Split by concern, each module importing only those listed before it (a unit test checks
+//! that the graph has no cycle):
+//!
+//! * `game` (the [`Game`] trait and its vocabulary) and `params` ([`SearchParams`]): leaves.
+//! * `solver`: what is proven, as values ([`Proven`], per-node score bounds).
+//! * `node` (one node and edge, the concurrency contract of each field), `tree` (the arenas),
+//!   `reclaim` (sharing the tree and replacing it by a smaller copy when full).
+//! * `select`: UCT / PUCT while searching, and the best-move order of the results.
+//! * `control`: the run's control block (stop, playout tickets, workers), [`StopReason`],
+//!   [`Contention`].
+//! * `expand` (a leaf gets its edges and the game's knowledge), then `core` (what the threads
+//!   share), `limits` (when to stop, smart pruning) and `backup` (bounds, minimax and values
+//!   from the leaf up).
+//! * `iteration` (one select / expand / playout / backup), `threads` (the worker loop).
+//! * `snapshot` (the results), `search` (the public [`Search`]), `handle` ([`Search::start`]
+//!   and the [`SearchHandle`]), and [`toy`] games for tests, examples and benchmarks.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod backup;
+mod control;
+mod core;
+mod expand;
 mod game;
-mod handle;
+mod iteration;
 mod limits;
 mod node;
 mod params;
@@ -130,12 +146,93 @@ mod search;
 mod select;
 mod snapshot;
 mod solver;
+mod threads;
 pub mod toy;
 mod tree;
 
+// Declared after `search` so that the docs list `Search::start`, defined in `handle`, after the
+// methods defined in `search`.
+mod handle;
+
+pub use control::{Contention, StopReason};
 pub use game::{Game, Outcome, Player, Playout, PlayoutEnd, Rng, uniform_index};
 pub use handle::SearchHandle;
-pub use limits::StopReason;
 pub use params::{SearchParams, Selection};
 pub use search::Search;
-pub use snapshot::{Contention, MoveStats, Proven, Snapshot};
+pub use snapshot::{MoveStats, Snapshot};
+pub use solver::Proven;
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    /// Each module of `src/` (but `lib`) with the modules its code names through `crate::`.
+    /// Test code (from a file's first `#[cfg(test)]`, tests being at the bottom) and comments
+    /// are left out: tests may reach anywhere, docs may link anywhere.
+    fn module_graph() -> BTreeMap<String, Vec<String>> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = BTreeMap::new();
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                files.insert(name, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+        files.remove("lib");
+        let mut graph = BTreeMap::new();
+        for (name, text) in &files {
+            assert!(
+                text.starts_with("//! "),
+                "{name}.rs: first line must say its role"
+            );
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let mut deps = Vec::new();
+            for line in code.lines().map(str::trim_start) {
+                if line.starts_with("//") {
+                    continue;
+                }
+                assert!(
+                    !line.contains("crate::{"),
+                    "{name}.rs: one module per `use` line"
+                );
+                for (at, _) in line.match_indices("crate::") {
+                    let dep: String = line[at + "crate::".len()..]
+                        .chars()
+                        .take_while(|&c| c.is_ascii_alphanumeric() || c == '_')
+                        .collect();
+                    if files.contains_key(&dep) && dep != *name && !deps.contains(&dep) {
+                        deps.push(dep);
+                    }
+                }
+            }
+            graph.insert(name.clone(), deps);
+        }
+        graph
+    }
+
+    /// Issue 11: modules import downward only. Prints them in dependency order, each with its
+    /// imports (`cargo test -p emergo-mcts issue_11 -- --nocapture`).
+    #[test]
+    fn issue_11_modules_import_without_cycles() {
+        let mut left = module_graph();
+        assert!(left.len() > 10, "modules not found: {left:?}");
+        let mut order: Vec<(String, Vec<String>)> = Vec::new();
+        while !left.is_empty() {
+            let ready: Vec<String> = left
+                .iter()
+                .filter(|(_, deps)| deps.iter().all(|d| order.iter().any(|(m, _)| m == d)))
+                .map(|(m, _)| m.clone())
+                .collect();
+            assert!(!ready.is_empty(), "import cycle among {left:?}");
+            for module in ready {
+                let deps = left.remove(&module).unwrap();
+                order.push((module, deps));
+            }
+        }
+        for (module, deps) in &order {
+            println!("{module} -> {}", deps.join(", "));
+        }
+    }
+}

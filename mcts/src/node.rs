@@ -429,7 +429,7 @@ mod tests {
     #[test]
     fn bounds_only_tighten_and_exact_results_stick() {
         use crate::game::{Outcome, Player};
-        use crate::snapshot::Proven;
+        use crate::solver::Proven;
         let node = Node::default();
         assert_eq!(node.bounds(), Bounds::UNKNOWN);
         let at_least_draw = Bounds::combine([

@@ -5,8 +5,7 @@ use std::cmp::Ordering;
 
 use crate::node::{Child, Edge, Node, Stats, VALUE_SCALE};
 use crate::params::{SearchParams, Selection};
-use crate::snapshot::Proven;
-use crate::solver::Bounds;
+use crate::solver::{Bounds, Proven};
 use crate::tree::Tree;
 
 /// The selection constants, read once per search from [`SearchParams`].

@@ -2,67 +2,13 @@
 
 use std::time::Duration;
 
+use crate::control::{Contention, StopReason};
+use crate::core::Core;
 use crate::game::Game;
-use crate::limits::StopReason;
 use crate::node::Expansion;
-use crate::search::Core;
 use crate::select::{best_child, best_first, child_views, floor_of};
+use crate::solver::Proven;
 use crate::tree::Tree;
-
-/// A game-theoretic value proven by the solver, from the point of view of a given player (the
-/// player making a move, for [`MoveStats::proven`]; the side to move, for
-/// [`Snapshot::root_proven`]).
-///
-/// `plies` is the length of the proven line from the position (for a move: counting the move
-/// itself) to the end of the game, the winner hurrying and the loser resisting *within the part
-/// of the tree the solver has proven*. A node is proven won as soon as one winning move is
-/// proven, so a shorter win may exist that the search has not proven yet.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Proven {
-    /// A forced win, ending the game in `plies` plies.
-    Win {
-        /// Length of the proven line.
-        plies: u32,
-    },
-    /// A forced loss; the longest resistance proven lasts `plies` plies.
-    Loss {
-        /// Length of the proven line.
-        plies: u32,
-    },
-    /// A forced draw.
-    Draw,
-}
-
-impl Proven {
-    /// The same result from the opponent's point of view.
-    #[must_use]
-    pub fn flipped(self) -> Proven {
-        match self {
-            Proven::Win { plies } => Proven::Loss { plies },
-            Proven::Loss { plies } => Proven::Win { plies },
-            Proven::Draw => Proven::Draw,
-        }
-    }
-
-    /// The score: 1 for a win, 0 for a loss, 0.5 for a draw.
-    #[must_use]
-    pub fn value(self) -> f32 {
-        match self {
-            Proven::Win { .. } => 1.0,
-            Proven::Loss { .. } => 0.0,
-            Proven::Draw => 0.5,
-        }
-    }
-
-    /// One ply longer (the move leading to the position is counted).
-    pub(crate) fn one_ply_more(self) -> Proven {
-        match self {
-            Proven::Win { plies } => Proven::Win { plies: plies + 1 },
-            Proven::Loss { plies } => Proven::Loss { plies: plies + 1 },
-            Proven::Draw => Proven::Draw,
-        }
-    }
-}
 
 /// Statistics of one root move.
 #[derive(Clone, PartialEq, Debug)]
@@ -83,19 +29,6 @@ pub struct MoveStats<M> {
     /// moves. Just `[mv]` for the moves beyond
     /// [`SearchParams::multi_pv`](crate::SearchParams::multi_pv).
     pub pv: Vec<M>,
-}
-
-/// How often search threads got in each other's way (all threads of one search together).
-/// With one thread every counter stays 0; growing counters per playout as threads are added
-/// predict how far the search scales.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct Contention {
-    /// Compare-exchanges lost to another thread (expansions and node creations raced for).
-    pub cas_failures: u64,
-    /// Times a thread waited for another to finish expanding a node or creating a child.
-    pub expansion_waits: u64,
-    /// Descents into a child another thread was already exploring (virtual loss in effect).
-    pub virtual_loss_collisions: u64,
 }
 
 /// A view of the search: final when taken after the threads stopped, approximate (but never

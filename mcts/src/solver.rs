@@ -1,4 +1,5 @@
-//! MCTS-Solver with score bounds: what is proven about a node's game-theoretic value.
+//! MCTS-Solver with score bounds, as value types: what is proven about a node's game-theoretic
+//! value ([`Bounds`], kept per node) and the result the search reports ([`Proven`]).
 //!
 //! Each node keeps a pessimistic and an optimistic bound on its value for its mover, in half
 //! points (0 = loss, 1 = draw, 2 = win), following Cazenave & Saffidine's score-bounded MCTS.
@@ -14,7 +15,6 @@
 //! so proven facts correct the means above them.
 
 use crate::game::{Outcome, Player};
-use crate::snapshot::Proven;
 
 const LOSS: u8 = 0;
 const DRAW: u8 = 1;
@@ -206,6 +206,61 @@ impl Bounds {
             _ => 0,
         };
         any.then_some(Bounds { pess, opt, plies })
+    }
+}
+
+/// A game-theoretic value proven by the solver, from the point of view of a given player (the
+/// player making a move, for [`MoveStats::proven`](crate::MoveStats::proven); the side to move, for
+/// [`Snapshot::root_proven`](crate::Snapshot::root_proven)).
+///
+/// `plies` is the length of the proven line from the position (for a move: counting the move
+/// itself) to the end of the game, the winner hurrying and the loser resisting *within the part
+/// of the tree the solver has proven*. A node is proven won as soon as one winning move is
+/// proven, so a shorter win may exist that the search has not proven yet.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Proven {
+    /// A forced win, ending the game in `plies` plies.
+    Win {
+        /// Length of the proven line.
+        plies: u32,
+    },
+    /// A forced loss; the longest resistance proven lasts `plies` plies.
+    Loss {
+        /// Length of the proven line.
+        plies: u32,
+    },
+    /// A forced draw.
+    Draw,
+}
+
+impl Proven {
+    /// The same result from the opponent's point of view.
+    #[must_use]
+    pub fn flipped(self) -> Proven {
+        match self {
+            Proven::Win { plies } => Proven::Loss { plies },
+            Proven::Loss { plies } => Proven::Win { plies },
+            Proven::Draw => Proven::Draw,
+        }
+    }
+
+    /// The score: 1 for a win, 0 for a loss, 0.5 for a draw.
+    #[must_use]
+    pub fn value(self) -> f32 {
+        match self {
+            Proven::Win { .. } => 1.0,
+            Proven::Loss { .. } => 0.0,
+            Proven::Draw => 0.5,
+        }
+    }
+
+    /// One ply longer (the move leading to the position is counted).
+    pub(crate) fn one_ply_more(self) -> Proven {
+        match self {
+            Proven::Win { plies } => Proven::Win { plies: plies + 1 },
+            Proven::Loss { plies } => Proven::Loss { plies: plies + 1 },
+            Proven::Draw => Proven::Draw,
+        }
     }
 }
 

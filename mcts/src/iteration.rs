@@ -1,0 +1,341 @@
+//! One iteration of the search (select, expand, playout, backup), run by each thread's
+//! [`Worker`] on its own scratch state.
+//!
+//! # One iteration
+//!
+//! 1. **Select.** From the root, while the node is expanded, list the legal moves, pick an edge
+//!    with UCT ([`Uct::select`]), create the child's node if this is its first visit, register
+//!    on it (virtual loss) and play the edge's move on the thread's scratch state. Stop at a
+//!    proven node (its value is exact: no playout needed) or at a node with fewer than
+//!    `expand_threshold` playouts started before this one.
+//! 2. **Expand.** A node reached with at least `expand_threshold` earlier playouts gets its
+//!    edges (one contiguous block, one per legal move, with the game's priors and values) and
+//!    selection goes on into them. One thread wins the `EMPTY -> EXPANDING` race; the others
+//!    wait for it (it only lists moves and fills a block) and then descend too, so they never
+//!    double-count the node.
+//! 3. **Playout** from the leaf with [`Game::playout`]. A playout of 0 turns from a finished
+//!    position marks the leaf as a proven terminal node.
+//! 4. **Backup** the result along the path, from each node's mover's point of view, removing the
+//!    virtual losses and clamping the result into each node's solver bounds. If the iteration
+//!    ended on a proven node, first tighten its ancestors' bounds (MCTS-Solver with score
+//!    bounds, see the `solver` module). The updates themselves are in the `backup` module.
+//!
+//! When the tree is full (node cap or memory), the node that could not grow stays a leaf for
+//! this iteration, and with [`SearchParams::reclaim`](crate::SearchParams::reclaim) the threads
+//! then meet and reclaim the least visited subtrees (see the `reclaim` module) before going on.
+//!
+//! Because the decision to expand is taken on the count of playouts *started* (one atomic
+//! `fetch_add` on arrival), every expanded node ends with exactly `expand_threshold` more visits
+//! than its children together, however many threads run, except where visits stop at proven
+//! nodes or where a full tree or a reclaim cut the children.
+
+use rand_xoshiro::rand_core::SeedableRng;
+
+use crate::backup::{self, Step, value_for_one};
+use crate::control::{Contention, Control};
+use crate::core::Core;
+use crate::expand::{Expanded, MoveKnowledge, expand};
+use crate::game::{Game, Outcome, Player, PlayoutEnd, Rng};
+use crate::node::{Child, Expansion, Node};
+use crate::select::Uct;
+use crate::solver::Bounds;
+use crate::tree::{ROOT, Tree};
+
+/// The legal moves of the nodes near the root, which every iteration passes: listing them again
+/// each time (the tree stores no moves) would cost more than remembering them. Direct-mapped
+/// by node index, filled for the first [`MoveCache::MAX_DEPTH`] levels only, and emptied when
+/// the tree is replaced (node indices then mean other nodes).
+struct MoveCache<M> {
+    /// The tree epoch the entries belong to.
+    epoch: u64,
+    /// `(node index, its legal moves)`; `u32::MAX` = empty.
+    slots: Vec<(u32, Vec<M>)>,
+}
+
+impl<M: Copy> MoveCache<M> {
+    /// Levels cached: the root's path length is 1.
+    const MAX_DEPTH: usize = 3;
+    /// Slots: a few hundred nodes near the root, ~50 KB per thread for a dozen moves each.
+    const SLOTS: usize = 512;
+
+    fn new(epoch: u64) -> Self {
+        MoveCache {
+            epoch,
+            slots: (0..Self::SLOTS).map(|_| (u32::MAX, Vec::new())).collect(),
+        }
+    }
+
+    /// Forgets everything if the tree was replaced.
+    fn sync(&mut self, epoch: u64) {
+        if epoch != self.epoch {
+            self.epoch = epoch;
+            for slot in &mut self.slots {
+                slot.0 = u32::MAX;
+            }
+        }
+    }
+
+    /// The legal moves of node `index`, whose position is `state`.
+    fn moves<G: Game<Move = M>>(&mut self, index: u32, state: &G) -> &[M] {
+        let slot = &mut self.slots[index as usize % Self::SLOTS];
+        if slot.0 != index {
+            state.legal_moves(&mut slot.1);
+            slot.0 = index;
+        }
+        &slot.1
+    }
+}
+
+/// A search thread's scratch space, reused across iterations so that an iteration allocates
+/// nothing in steady state (only the game itself might).
+pub(crate) struct Worker<G: Game> {
+    state: G,
+    moves: Vec<G::Move>,
+    move_cache: MoveCache<G::Move>,
+    knowledge: MoveKnowledge,
+    path: Vec<Step>,
+    rng: Rng,
+    uct: Uct,
+    depth_sum: u64,
+    depth_count: u64,
+    max_depth: u32,
+    /// Contention seen since the last flush.
+    contention: Contention,
+}
+
+impl<G: Game> Worker<G> {
+    pub(crate) fn new(core: &Core<G>, thread: usize) -> Self {
+        // Distinct, reproducible streams per thread (seed_from_u64 scrambles its input).
+        let seed = core
+            .params
+            .seed
+            .wrapping_add((thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        Worker {
+            state: core.root.clone(),
+            moves: Vec::new(),
+            move_cache: MoveCache::new(core.tree.epoch()),
+            knowledge: MoveKnowledge::new(core.params.uses_knowledge()),
+            path: Vec::new(),
+            rng: Rng::seed_from_u64(seed),
+            uct: Uct::new(&core.params),
+            depth_sum: 0,
+            depth_count: 0,
+            max_depth: 0,
+            contention: Contention::default(),
+        }
+    }
+
+    /// Forgets the cached moves if the tree was replaced (`epoch`: the current tree's).
+    pub(crate) fn sync(&mut self, epoch: u64) {
+        self.move_cache.sync(epoch);
+    }
+
+    /// One select / expand / playout / backup iteration on `tree` (the current one: threads
+    /// pick up a reclaimed tree between iterations).
+    pub(crate) fn iterate(&mut self, core: &Core<G>, tree: &Tree) {
+        let threshold = u64::from(core.params.expand_threshold.max(1));
+        self.state.clone_from(&core.root);
+        self.path.clear();
+        let mut index = ROOT;
+        let mut mover = core.root_mover;
+        let mut started_before = tree.root().arrive();
+        self.path.push(Step { node: ROOT, mover });
+
+        // Whether `self.moves` holds the current node's legal moves.
+        let mut moves_listed = false;
+        // (value for Player::One, whether the iteration ended on a proven node)
+        let (value, proven) = loop {
+            let node = tree.node(index);
+            // A proven node needs no playout: its value is exact. The root is never cut short
+            // this way: every iteration must reach a child for the root's visit count to stay
+            // exact (and a solved root ends the search anyway).
+            let proof = if index == ROOT {
+                None
+            } else {
+                node.bounds().proven()
+            };
+            if let Some(proof) = proof {
+                break (value_for_one(proof.value(), mover), true);
+            }
+            if started_before < threshold {
+                break self.leaf_playout(core, node, mover);
+            }
+            match node.expansion() {
+                Expansion::Expanded { count: 0, .. } => {
+                    let outcome = self.state.outcome().unwrap_or(Outcome::Draw);
+                    node.merge_bounds(Bounds::terminal(outcome, mover));
+                    break (outcome.value_for(Player::One), true);
+                }
+                Expansion::Expanded { first, count } => {
+                    let to_move = self.state.to_move();
+                    let floor =
+                        (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
+                    let pick = self.uct.select(tree, node, first, count, floor);
+                    self.contention.virtual_loss_collisions += u64::from(pick.busy);
+                    // Edges are in legal-move order: the move is listed again, not stored
+                    // (unless this thread just listed them to expand the node).
+                    let offset = (pick.edge - first) as usize;
+                    let mv = if std::mem::take(&mut moves_listed) {
+                        self.moves.get(offset).copied()
+                    } else if self.path.len() <= MoveCache::<G::Move>::MAX_DEPTH {
+                        self.move_cache
+                            .moves(index, &self.state)
+                            .get(offset)
+                            .copied()
+                    } else {
+                        self.state.legal_moves(&mut self.moves);
+                        self.moves.get(offset).copied()
+                    };
+                    let child_index = match (mv, self.child_of(core, tree, pick.edge)) {
+                        (Some(mv), Some(child)) => {
+                            self.state.play(mv);
+                            child
+                        }
+                        // The tree is full (or the game listed fewer moves than before, a bug
+                        // in its move generation): this node stays the leaf.
+                        _ => break self.leaf_playout(core, node, mover),
+                    };
+                    started_before = tree.node(child_index).arrive();
+                    mover = to_move;
+                    index = child_index;
+                    self.path.push(Step { node: index, mover });
+                }
+                Expansion::Empty => {
+                    if tree.cap_reached() {
+                        self.tree_full(core);
+                        break self.leaf_playout(core, node, mover);
+                    }
+                    if node.try_begin_expand() {
+                        self.state.legal_moves(&mut self.moves);
+                        moves_listed = true;
+                        let expanded = expand(
+                            tree,
+                            node,
+                            &self.moves,
+                            mover,
+                            &self.state,
+                            &mut self.knowledge,
+                        );
+                        match expanded {
+                            // Loop again: the node is expanded now, select a child.
+                            Expanded::Children => {}
+                            Expanded::Terminal(outcome) => {
+                                break (outcome.value_for(Player::One), true);
+                            }
+                            Expanded::Full => {
+                                self.tree_full(core);
+                                break self.leaf_playout(core, node, mover);
+                            }
+                        }
+                    } else {
+                        // Lost the race: loop and read the state again.
+                        self.contention.cas_failures += 1;
+                    }
+                }
+                // Another thread is filling in the children; it takes microseconds, unless it
+                // panicked in the game's code, which must not leave this thread spinning forever.
+                Expansion::Expanding if core.ctl.is_poisoned() => {
+                    break self.leaf_playout(core, node, mover);
+                }
+                Expansion::Expanding => {
+                    self.contention.expansion_waits += 1;
+                    std::thread::yield_now();
+                }
+            }
+        };
+
+        let depth = u32::try_from(self.path.len() - 1).unwrap_or(u32::MAX);
+        self.depth_sum += u64::from(depth);
+        self.depth_count += 1;
+        self.max_depth = self.max_depth.max(depth);
+
+        if proven {
+            backup::propagate_bounds(tree, &self.path);
+        }
+        if core.params.minimax_weight > 0.0 {
+            backup::backup_minimax(tree, &self.path);
+        }
+        backup::backup_value(tree, &self.path, value);
+    }
+
+    /// The child node along `edge`, created on its first visit (its minimax value starts as the
+    /// edge's static value); `None` when the tree is full.
+    fn child_of(&mut self, core: &Core<G>, tree: &Tree, edge: u32) -> Option<u32> {
+        loop {
+            let init = |node: &Node| {
+                if let Some(value) = tree.edge(edge).read().value {
+                    node.set_minimax(value);
+                }
+            };
+            match tree.child_of(edge, init, &mut self.contention.cas_failures) {
+                Ok(child) => return Some(child),
+                Err(Child::Absent) => {
+                    self.tree_full(core);
+                    return None;
+                }
+                // Another thread is allocating it: microseconds, unless it panicked.
+                Err(_) if core.ctl.is_poisoned() => return None,
+                Err(_) => {
+                    self.contention.expansion_waits += 1;
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+
+    /// The tree could not grow: ask for a reclaim, if the parameters want one.
+    fn tree_full(&self, core: &Core<G>) {
+        core.ctl.note_tree_full();
+        if core.params.reclaim && !core.params.stop_at_node_cap {
+            core.reclaimer.request();
+        }
+    }
+
+    /// A playout from the current scratch state, which is `node`'s position. Returns the value
+    /// for [`Player::One`] and whether `node` turned out to be a (now proven) terminal position.
+    ///
+    /// With [`SearchParams::playout_cutoff`](crate::SearchParams::playout_cutoff) the playout
+    /// stops after that many plies and the game's static evaluation scores the position reached
+    /// (cutoff 0: the leaf itself, after checking that it is not over).
+    fn leaf_playout(&mut self, core: &Core<G>, node: &Node, mover: Player) -> (f32, bool) {
+        let cap = core.params.playout_cap;
+        let cutoff = core.params.playout_cutoff;
+        // The game's evaluation as a value for Player::One, clamped like any playout result.
+        let evaluated = |state: &G| {
+            state
+                .evaluate()
+                .map(|value_for_one| PlayoutEnd::Capped { value_for_one }.value_for_one())
+        };
+        if cutoff == Some(0) {
+            if let Some(outcome) = self.state.outcome() {
+                node.merge_bounds(Bounds::terminal(outcome, mover));
+                return (outcome.value_for(Player::One), true);
+            }
+            if let Some(value) = evaluated(&self.state) {
+                return (value, false);
+            }
+        }
+        let turns = cutoff.filter(|&c| c > 0).map_or(cap, |c| c.min(cap));
+        let playout = self.state.playout(&mut self.rng, turns);
+        if playout.turns == 0 {
+            if let Some(outcome) = self.state.outcome() {
+                node.merge_bounds(Bounds::terminal(outcome, mover));
+                return (outcome.value_for(Player::One), true);
+            }
+        }
+        if let PlayoutEnd::Capped { .. } = playout.end {
+            if let Some(value) = cutoff.and_then(|_| evaluated(&self.state)) {
+                return (value, false);
+            }
+        }
+        (playout.end.value_for_one(), false)
+    }
+
+    /// Adds this thread's depth statistics to the shared ones.
+    pub(crate) fn flush(&mut self, ctl: &Control) {
+        ctl.add_depths(self.depth_sum, self.depth_count, self.max_depth);
+        ctl.add_contention(std::mem::take(&mut self.contention));
+        self.depth_sum = 0;
+        self.depth_count = 0;
+    }
+}
