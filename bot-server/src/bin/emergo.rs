@@ -40,6 +40,8 @@ enum Command {
     Bestmove(client::analyze::BestMoveArgs),
     /// Play against the engine in the terminal.
     Play(client::play::PlayArgs),
+    /// Review a whole game: each move's class (?! ? ??), the better move, an evaluation graph.
+    Review(client::review::ReviewArgs),
     /// Load-test a server with concurrent clients and report throughput and latency.
     Loadtest(client::loadtest::LoadTestArgs),
     /// Run a tournament between engines (servers, in-process MCTS, baselines).
@@ -161,6 +163,7 @@ fn run(command: Command) -> Result<(), Box<dyn std::error::Error>> {
         Command::Analyze(args) => run_async(client::analyze::run(args)),
         Command::Bestmove(args) => run_async(client::analyze::run_best_move(args)),
         Command::Play(args) => run_async(client::play::run(args)),
+        Command::Review(args) => run_async(client::review::run(args)),
         Command::Loadtest(args) => run_async(client::loadtest::run(args)),
         Command::Arena(args) => run_async(client::arena::run(args)),
     }

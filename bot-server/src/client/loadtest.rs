@@ -1,6 +1,12 @@
 //! `emergo loadtest`: drives a bot server (or a fleet behind a load balancer) with concurrent
 //! clients and reports throughput, latency percentiles, errors by gRPC code and stop reasons.
 //!
+//! `--rpc review` reviews a whole game per request (AnalyzeGame: a built-in 100-turn game, or
+//! `--record`/`--moves`) and reports games reviewed per minute and the latency per game.
+//! `--interactive-clients K` adds K clients asking for interactive BestMoves back to back
+//! while the load runs, their latency reported apart: what a person at a board would see while
+//! the server reviews games in bulk.
+//!
 //! Built to push a server past saturation: a failed request is a data point (counted by its
 //! code, its latency kept apart when it is a refusal), never a reason to stop. Only bad flags and
 //! a server that cannot be reached at startup end the run early. Memory stays bounded whatever
@@ -22,6 +28,8 @@ use serde::Serialize;
 use tokio::task::JoinSet;
 use tonic::{Code, Status};
 
+use emergo_proto::v1::game_review_update::Update;
+
 use super::analyze::PriorityArg;
 use super::{Client, ClientError, ConnectArgs, connect, parse_duration, request_with_game};
 use crate::metrics::code_name;
@@ -41,6 +49,11 @@ const MAX_LATENCY_US: u64 = 3_600_000_000;
 /// broken contract worth counting apart from real codes.
 const NO_FINAL_UPDATE: &str = "NO_FINAL_UPDATE";
 
+/// The game `--rpc review` reviews unless told otherwise: 100 turns of an arena game
+/// (`mcts:playouts=100` against `mcts:playouts=1000`, won by Black), so that "a 100-turn game
+/// at N playouts per turn" means the same thing from one run to the next.
+pub const SAMPLE_GAME: &str = include_str!("review-100.pgn");
+
 /// Which RPC each request makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Rpc {
@@ -48,6 +61,9 @@ pub enum Rpc {
     Analyze,
     /// `BestMove`.
     Bestmove,
+    /// `AnalyzeGame`: a whole game reviewed, its stream consumed to the summary; the budget is
+    /// per turn.
+    Review,
 }
 
 impl Rpc {
@@ -55,6 +71,7 @@ impl Rpc {
         match self {
             Rpc::Analyze => "analyze",
             Rpc::Bestmove => "bestmove",
+            Rpc::Review => "review",
         }
     }
 }
@@ -75,29 +92,42 @@ pub struct LoadTestArgs {
     /// The RPC to call.
     #[arg(long, value_enum, default_value_t = Rpc::Bestmove)]
     pub rpc: Rpc,
-    /// Time budget of each search (e.g. 100ms, 2s).
+    /// Time budget of each search (e.g. 100ms, 2s); with `--rpc review`, of each turn.
     #[arg(long, value_parser = parse_duration)]
     pub time: Option<Duration>,
-    /// Playout budget of each search.
+    /// Playout budget of each search; with `--rpc review`, of each turn.
     #[arg(long)]
     pub playouts: Option<u64>,
-    /// Search threads each request asks for.
+    /// Search threads each request asks for (a review: positions searched at once).
     #[arg(long, default_value_t = 1)]
     pub threads: u32,
-    /// The position searched (vchess FEN).
+    /// The position searched (vchess FEN); with `--rpc review`, the game's start.
     #[arg(long, default_value = INITIAL_FEN)]
     pub fen: String,
-    /// Moves played from the FEN first.
+    /// Moves played from the FEN first; with `--rpc review`, the game's moves (default: a
+    /// built-in 100-turn game).
     #[arg(long, num_args = 1..)]
     pub moves: Vec<String>,
+    /// With `--rpc review`: the game to review, a record file as written by `emergo arena` or
+    /// `emergo play` (its first game).
+    #[arg(long, value_name = "FILE", conflicts_with = "moves")]
+    pub record: Option<std::path::PathBuf>,
+    /// Clients asking for interactive BestMoves back to back while the load runs (each with
+    /// its own connection and one thread); their latency is reported apart.
+    #[arg(long, default_value_t = 0)]
+    pub interactive_clients: usize,
+    /// Time budget of those interactive BestMoves.
+    #[arg(long, value_parser = parse_duration, default_value = "100ms")]
+    pub interactive_time: Duration,
     /// Give each client its own game id (`load-<client>`, also sent as the x-emergo-game
     /// header), to exercise tree reuse and game affinity in a fleet.
     #[arg(long)]
     pub game_ids: bool,
     /// Priority of every request while it waits for the server's threads (e.g. batch, to load
-    /// a server without delaying its interactive requests).
-    #[arg(long, value_enum, default_value_t = PriorityArg::Normal)]
-    pub priority: PriorityArg,
+    /// a server without delaying its interactive requests). Default: the server's, normal for
+    /// searches and batch for reviews.
+    #[arg(long, value_enum)]
+    pub priority: Option<PriorityArg>,
     /// Client deadline of each request; slower requests count as DEADLINE_EXCEEDED.
     #[arg(long, value_parser = parse_duration, default_value = "30s")]
     pub timeout: Duration,
@@ -110,6 +140,8 @@ pub struct LoadTestArgs {
 struct Plan {
     rpc: Rpc,
     position: pb::Position,
+    /// The record text `--rpc review` sends instead of `position` (`--record`, or the sample).
+    record: String,
     limits: pb::Limits,
     threads: u32,
     game_ids: bool,
@@ -119,8 +151,13 @@ struct Plan {
 
 /// How one request ended.
 enum Outcome {
-    /// Answered: playouts of the final statistics and the stop reason.
-    Ok { playouts: u64, stop_reason: i32 },
+    /// Answered: playouts of the final statistics (of a review: of all its turns), turns
+    /// reviewed (0 for a search) and the stop reason.
+    Ok {
+        playouts: u64,
+        turns: u64,
+        stop_reason: i32,
+    },
     /// Failed with a gRPC code (or [`NO_FINAL_UPDATE`]) and the server's message.
     Failed { code: &'static str, message: String },
 }
@@ -132,6 +169,7 @@ struct Tally {
     ok: u64,
     failed: u64,
     playouts: u64,
+    turns: u64,
     /// Latency of answered requests, microseconds.
     latency: Histogram<u64>,
     /// Latency of RESOURCE_EXHAUSTED refusals, microseconds: they should be fast, and mixing
@@ -153,6 +191,7 @@ impl Tally {
             ok: 0,
             failed: 0,
             playouts: 0,
+            turns: 0,
             latency: histogram()?,
             refused: histogram()?,
             errors: BTreeMap::new(),
@@ -168,10 +207,12 @@ impl Tally {
         match outcome {
             Outcome::Ok {
                 playouts,
+                turns,
                 stop_reason,
             } => {
                 self.ok += 1;
                 self.playouts += playouts;
+                self.turns += turns;
                 self.latency.saturating_record(micros);
                 *self
                     .stop_reasons
@@ -227,6 +268,25 @@ struct Budget {
     playouts: Option<u64>,
 }
 
+/// Reviews (`--rpc review`): the rate in games and turns.
+#[derive(Debug, Serialize)]
+struct ReviewRate {
+    games_per_minute: f64,
+    turns: u64,
+    turns_per_second: f64,
+}
+
+/// The interactive BestMoves sent alongside the load (`--interactive-clients`).
+#[derive(Debug, Serialize)]
+struct InteractiveReport {
+    clients: usize,
+    time_ms: u32,
+    ok: u64,
+    failed: u64,
+    errors: BTreeMap<&'static str, u64>,
+    latency_ms: Latency,
+}
+
 /// What the server said about itself before the run (best effort: behind a load balancer this
 /// is one replica).
 #[derive(Debug, Serialize)]
@@ -260,11 +320,26 @@ struct Report {
     budget: Budget,
     threads: u32,
     game_ids: bool,
+    review: Option<ReviewRate>,
+    interactive: Option<InteractiveReport>,
     server_info: Option<ServerSummary>,
 }
 
 fn ms(micros: u64) -> f64 {
     micros as f64 / 1000.0
+}
+
+impl Latency {
+    /// The percentiles of a histogram of microseconds (all 0 when it is empty).
+    fn of(h: &Histogram<u64>) -> Latency {
+        Latency {
+            p50: ms(h.value_at_quantile(0.50)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p99: ms(h.value_at_quantile(0.99)),
+            max: ms(h.max()),
+            mean: h.mean() / 1000.0,
+        }
+    }
 }
 
 impl Report {
@@ -273,6 +348,7 @@ impl Report {
         plan: &Plan,
         tally: Tally,
         seconds: f64,
+        interactive: Option<InteractiveReport>,
         server_info: Option<ServerSummary>,
     ) -> Report {
         let refused = tally
@@ -288,7 +364,6 @@ impl Report {
                 0.0
             }
         };
-        let l = &tally.latency;
         let r = &tally.refused;
         Report {
             server: args.connect.server.clone(),
@@ -307,13 +382,7 @@ impl Report {
             playouts: tally.playouts,
             playouts_per_second: per_second(tally.playouts),
             // An empty histogram answers 0 everywhere, which is what an empty report should say.
-            latency_ms: Latency {
-                p50: ms(l.value_at_quantile(0.50)),
-                p90: ms(l.value_at_quantile(0.90)),
-                p99: ms(l.value_at_quantile(0.99)),
-                max: ms(l.max()),
-                mean: l.mean() / 1000.0,
-            },
+            latency_ms: Latency::of(&tally.latency),
             refused_latency_ms: RefusedLatency {
                 count: r.len(),
                 p50: ms(r.value_at_quantile(0.50)),
@@ -329,6 +398,12 @@ impl Report {
             },
             threads: plan.threads,
             game_ids: plan.game_ids,
+            review: (plan.rpc == Rpc::Review).then(|| ReviewRate {
+                games_per_minute: per_second(tally.ok) * 60.0,
+                turns: tally.turns,
+                turns_per_second: per_second(tally.turns),
+            }),
+            interactive,
             server_info,
         }
     }
@@ -384,21 +459,54 @@ impl Report {
             "wall time".to_owned(),
             format!("{:.2} s", self.seconds),
         ]);
-        table.add_row(vec![
-            "throughput".to_owned(),
-            format!(
-                "{:.1} requests/s, {:.0} playouts/s",
-                self.requests_per_second, self.playouts_per_second
-            ),
-        ]);
-        let l = &self.latency_ms;
-        table.add_row(vec![
-            "latency ms (ok)".to_owned(),
+        let percentiles = |l: &Latency| {
             format!(
                 "p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1}",
                 l.p50, l.p90, l.p99, l.max
-            ),
-        ]);
+            )
+        };
+        match &self.review {
+            Some(r) => {
+                table.add_row(vec![
+                    "throughput".to_owned(),
+                    format!(
+                        "{:.1} games reviewed/min ({} turns, {:.1} turns/s), {:.0} playouts/s",
+                        r.games_per_minute, r.turns, r.turns_per_second, self.playouts_per_second
+                    ),
+                ]);
+                table.add_row(vec![
+                    "latency ms per game".to_owned(),
+                    percentiles(&self.latency_ms),
+                ]);
+            }
+            None => {
+                table.add_row(vec![
+                    "throughput".to_owned(),
+                    format!(
+                        "{:.1} requests/s, {:.0} playouts/s",
+                        self.requests_per_second, self.playouts_per_second
+                    ),
+                ]);
+                table.add_row(vec![
+                    "latency ms (ok)".to_owned(),
+                    percentiles(&self.latency_ms),
+                ]);
+            }
+        }
+        if let Some(i) = &self.interactive {
+            let mut text = format!(
+                "{} x bestmove {} ms, interactive: {} ok, {} failed\n{}",
+                i.clients,
+                i.time_ms,
+                i.ok,
+                i.failed,
+                percentiles(&i.latency_ms)
+            );
+            for (code, n) in &i.errors {
+                text += &format!("\n{code}: {n}");
+            }
+            table.add_row(vec!["interactive latency ms".to_owned(), text]);
+        }
         let r = &self.refused_latency_ms;
         table.add_row(vec![
             "latency ms (refused)".to_owned(),
@@ -463,16 +571,45 @@ fn plan(args: &LoadTestArgs) -> Result<Plan, ClientError> {
             Err(_) => return invalid("--time is too long".to_owned()),
         },
     };
+    if args.interactive_clients > MAX_CLIENTS {
+        return invalid(format!(
+            "--interactive-clients must be at most {MAX_CLIENTS}"
+        ));
+    }
+    if args.rpc == Rpc::Review && args.game_ids {
+        return invalid(
+            "--game-ids: a review has no game id (its turns are separate searches)".to_owned(),
+        );
+    }
+    if args.rpc != Rpc::Review && args.record.is_some() {
+        return invalid("--record is the game of --rpc review".to_owned());
+    }
     // Checked here so that a typo fails once, with the rules' own message, instead of as N
     // INVALID_ARGUMENT answers.
     crate::tools::game_from_args(&args.fen, &args.moves)
         .map_err(|e| ClientError::Invalid(format!("--fen/--moves: {e}")))?;
+    // A review sends a record (the server parses it) unless the game is given by its moves.
+    let record = match (&args.record, args.rpc) {
+        (Some(path), _) => std::fs::read_to_string(path)
+            .map_err(|e| ClientError::Invalid(format!("--record {}: {e}", path.display())))?,
+        (None, Rpc::Review) if args.moves.is_empty() && args.fen == INITIAL_FEN => {
+            SAMPLE_GAME.to_owned()
+        }
+        (None, _) => String::new(),
+    };
+    if args.rpc == Rpc::Review && record.is_empty() && args.moves.is_empty() {
+        return invalid(
+            "--rpc review needs a game: --moves, --record or neither (the built-in game)"
+                .to_owned(),
+        );
+    }
     Ok(Plan {
         rpc: args.rpc,
         position: pb::Position {
             fen: args.fen.clone(),
             moves: args.moves.clone(),
         },
+        record,
         limits: pb::Limits {
             max_time_ms,
             max_playouts: args.playouts,
@@ -480,7 +617,9 @@ fn plan(args: &LoadTestArgs) -> Result<Plan, ClientError> {
         },
         threads: args.threads,
         game_ids: args.game_ids,
-        priority: args.priority.into(),
+        priority: args
+            .priority
+            .map_or(pb::Priority::Unspecified, pb::Priority::from),
         timeout: args.timeout,
     })
 }
@@ -515,7 +654,7 @@ impl Plan {
                     );
                     req.set_timeout(self.timeout);
                     let answer = rpc_client.best_move(req).await?.into_inner();
-                    Ok(answer.analysis)
+                    Ok(answer.analysis.map(Answer::of))
                 }
                 Rpc::Analyze => {
                     let mut req = request_with_game(
@@ -531,7 +670,37 @@ impl Plan {
                     let mut stream = rpc_client.analyze(req).await?.into_inner();
                     while let Some(update) = stream.message().await? {
                         if update.r#final {
-                            return Ok(Some(update));
+                            return Ok(Some(Answer::of(update)));
+                        }
+                    }
+                    Ok(None)
+                }
+                Rpc::Review => {
+                    let (game, record) = if self.record.is_empty() {
+                        (Some(self.position.clone()), String::new())
+                    } else {
+                        (None, self.record.clone())
+                    };
+                    let mut req = tonic::Request::new(pb::AnalyzeGameRequest {
+                        game,
+                        record,
+                        per_turn: Some(self.limits),
+                        total_time_ms: None,
+                        turns: Vec::new(),
+                        options: options.map(|o| pb::SearchOptions {
+                            game_id: String::new(),
+                            ..o
+                        }),
+                    });
+                    req.set_timeout(self.timeout);
+                    let mut stream = rpc_client.analyze_game(req).await?.into_inner();
+                    while let Some(update) = stream.message().await? {
+                        if let Some(Update::Summary(s)) = update.update {
+                            return Ok(Some(Answer {
+                                playouts: s.playouts,
+                                turns: u64::from(s.turns_analysed),
+                                stop_reason: s.stop_reason,
+                            }));
                         }
                     }
                     Ok(None)
@@ -541,7 +710,7 @@ impl Plan {
         // grpc-timeout asks the server to respect the deadline; this enforces it on our side
         // too, so a stalled server or network cannot hang a client. Dropping the call cancels
         // the RPC, which frees the server's search threads.
-        let answer: Result<Option<pb::AnalysisUpdate>, Status> =
+        let answer: Result<Option<Answer>, Status> =
             match tokio::time::timeout(self.timeout, call).await {
                 Ok(answer) => answer,
                 Err(_) => Err(Status::deadline_exceeded(format!(
@@ -550,21 +719,102 @@ impl Plan {
                 ))),
             };
         match answer {
-            Ok(Some(update)) => Outcome::Ok {
-                playouts: update.stats.map_or(0, |s| s.playouts),
-                stop_reason: update.stop_reason,
+            Ok(Some(a)) => Outcome::Ok {
+                playouts: a.playouts,
+                turns: a.turns,
+                stop_reason: a.stop_reason,
             },
             Ok(None) => Outcome::Failed {
                 code: NO_FINAL_UPDATE,
                 message: match self.rpc {
                     Rpc::Analyze => "the stream ended without a final update".to_owned(),
                     Rpc::Bestmove => "the answer has no analysis".to_owned(),
+                    Rpc::Review => "the review stream ended without a summary".to_owned(),
                 },
             },
             Err(status) => Outcome::Failed {
                 code: code_name(status.code()),
                 message: status.message().to_owned(),
             },
+        }
+    }
+}
+
+/// What a request's answer says: its playouts, turns reviewed and stop reason.
+struct Answer {
+    playouts: u64,
+    turns: u64,
+    stop_reason: i32,
+}
+
+impl Answer {
+    fn of(update: pb::AnalysisUpdate) -> Answer {
+        Answer {
+            playouts: update.stats.map_or(0, |s| s.playouts),
+            turns: 0,
+            stop_reason: update.stop_reason,
+        }
+    }
+}
+
+/// The interactive BestMoves' results.
+struct InteractiveTally {
+    ok: u64,
+    failed: u64,
+    errors: BTreeMap<&'static str, u64>,
+    latency: Histogram<u64>,
+}
+
+/// One interactive client: BestMoves at interactive priority, back to back, until `done`.
+async fn interactive_client(
+    mut client: Client,
+    plan: Arc<Plan>,
+    time: Duration,
+    done: Arc<std::sync::atomic::AtomicBool>,
+    tally: Arc<Mutex<InteractiveTally>>,
+) {
+    let mut n = 0u64;
+    while !done.load(Ordering::Relaxed) {
+        n += 1;
+        let mut req = tonic::Request::new(pb::BestMoveRequest {
+            position: Some(pb::Position {
+                fen: plan.position.fen.clone(),
+                moves: Vec::new(),
+            }),
+            limits: Some(pb::Limits {
+                max_time_ms: Some(u32::try_from(time.as_millis()).unwrap_or(u32::MAX).max(1)),
+                max_playouts: None,
+                clock: None,
+            }),
+            options: Some(pb::SearchOptions {
+                threads: 1,
+                seed: n,
+                priority: pb::Priority::Interactive as i32,
+                ..pb::SearchOptions::default()
+            }),
+        });
+        req.set_timeout(plan.timeout);
+        let began = Instant::now();
+        let result = tokio::time::timeout(plan.timeout, client.best_move(req)).await;
+        let micros = u64::try_from(began.elapsed().as_micros())
+            .unwrap_or(u64::MAX)
+            .clamp(1, MAX_LATENCY_US);
+        let mut t = tally.lock().unwrap_or_else(PoisonError::into_inner);
+        match result {
+            Ok(Ok(_)) => {
+                t.ok += 1;
+                t.latency.saturating_record(micros);
+            }
+            Ok(Err(status)) => {
+                t.failed += 1;
+                *t.errors.entry(code_name(status.code())).or_insert(0) += 1;
+            }
+            Err(_) => {
+                t.failed += 1;
+                *t.errors
+                    .entry(code_name(Code::DeadlineExceeded))
+                    .or_insert(0) += 1;
+            }
         }
     }
 }
@@ -622,6 +872,7 @@ fn progress_bar(total: u64, hidden: bool) -> ProgressBar {
 pub async fn run(args: LoadTestArgs) -> Result<(), ClientError> {
     let plan = Arc::new(plan(&args)?);
     let mut clients = connect_all(&args.connect, args.clients).await?;
+    let interactive_clients = connect_all(&args.connect, args.interactive_clients).await?;
     let server_info = match clients.first_mut() {
         Some(c) => server_summary(c).await,
         None => None,
@@ -633,6 +884,24 @@ pub async fn run(args: LoadTestArgs) -> Result<(), ClientError> {
     let total = args.requests;
 
     let started = Instant::now();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let interactive = Arc::new(Mutex::new(InteractiveTally {
+        ok: 0,
+        failed: 0,
+        errors: BTreeMap::new(),
+        latency: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
+            .map_err(|e| ClientError::Invalid(format!("latency histogram: {e}")))?,
+    }));
+    let mut side = JoinSet::new();
+    for client in interactive_clients {
+        side.spawn(interactive_client(
+            client,
+            plan.clone(),
+            args.interactive_time,
+            done.clone(),
+            interactive.clone(),
+        ));
+    }
     let mut workers = JoinSet::new();
     for (index, mut client) in clients.into_iter().enumerate() {
         let (plan, tally, next, bar) = (plan.clone(), tally.clone(), next.clone(), bar.clone());
@@ -660,6 +929,22 @@ pub async fn run(args: LoadTestArgs) -> Result<(), ClientError> {
     }
     let seconds = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    // The interactive clients finish the request they are in and stop.
+    done.store(true, Ordering::Relaxed);
+    while let Some(joined) = side.join_next().await {
+        joined.map_err(|e| ClientError::Invalid(format!("an interactive client failed: {e}")))?;
+    }
+    let interactive = (args.interactive_clients > 0).then(|| {
+        let t = interactive.lock().unwrap_or_else(PoisonError::into_inner);
+        InteractiveReport {
+            clients: args.interactive_clients,
+            time_ms: u32::try_from(args.interactive_time.as_millis()).unwrap_or(u32::MAX),
+            ok: t.ok,
+            failed: t.failed,
+            errors: t.errors.clone(),
+            latency_ms: Latency::of(&t.latency),
+        }
+    });
 
     let tally = match Arc::try_unwrap(tally) {
         Ok(m) => m.into_inner().unwrap_or_else(PoisonError::into_inner),
@@ -667,7 +952,7 @@ pub async fn run(args: LoadTestArgs) -> Result<(), ClientError> {
         // practice but cheap to handle honestly.
         Err(_) => return Err(ClientError::Invalid("results still in use".to_owned())),
     };
-    let report = Report::new(&args, &plan, tally, seconds, server_info);
+    let report = Report::new(&args, &plan, tally, seconds, interactive, server_info);
     if args.json {
         let text = serde_json::to_string(&report)
             .map_err(|e| ClientError::Invalid(format!("JSON: {e}")))?;
@@ -698,6 +983,7 @@ mod tests {
         t.record(
             Outcome::Ok {
                 playouts: 1000,
+                turns: 0,
                 stop_reason: pb::StopReason::Time as i32,
             },
             Duration::from_millis(100),

@@ -12,6 +12,7 @@ pub mod arena;
 pub mod loadtest;
 pub mod play;
 pub use emergo_rules::record;
+pub mod review;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -338,6 +339,39 @@ impl Backend {
                 });
             }
         }
+        Ok(rx)
+    }
+
+    /// Starts a game review (AnalyzeGame); its turns, then its summary, arrive on the returned
+    /// channel. With `--local` the very same service runs in this process.
+    pub async fn analyze_game(
+        &self,
+        req: pb::AnalyzeGameRequest,
+    ) -> Result<mpsc::Receiver<Result<pb::GameReviewUpdate, Status>>, ClientError> {
+        use emergo_proto::v1::emergo_bot_server::EmergoBot as _;
+        use futures_util::StreamExt as _;
+        let mut stream = match self {
+            Backend::Remote(client) => client
+                .clone()
+                .analyze_game(Request::new(req))
+                .await?
+                .into_inner()
+                .boxed(),
+            Backend::Local(engine) => crate::service::BotService::new(engine.clone())
+                .analyze_game(Request::new(req))
+                .await?
+                .into_inner()
+                .boxed(),
+        };
+        let (tx, rx) = mpsc::channel(16);
+        tokio::spawn(async move {
+            while let Some(item) = stream.next().await {
+                let end = item.is_err();
+                if tx.send(item).await.is_err() || end {
+                    break;
+                }
+            }
+        });
         Ok(rx)
     }
 

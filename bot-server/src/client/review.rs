@@ -1,0 +1,855 @@
+//! `emergo review`: a whole game reviewed by the engine (the `AnalyzeGame` RPC) on a server, or
+//! in-process with `--local`.
+//!
+//! The record is a file written by `emergo arena` or `emergo play` (or `-` for standard input),
+//! sent as it is: the server parses it and names the turn of an illegal move. Two views of the
+//! stream of turn reviews:
+//! - text: the move list as the turns arrive (turn, player, played move with its class marked
+//!   `?!`/`?`/`??`, its value, the loss and the engine's better move), then a small plot of
+//!   White's expected score per turn and the per-player summary (counts, mean loss, accuracy);
+//! - `--json`: one line per `GameReviewUpdate` in the proto3 JSON mapping (`{"turn":{...}}`
+//!   per turn, `{"summary":{...}}` last), as the HTTP gateway streams it.
+//!
+//! The first Ctrl-C stops the review with a summary of the turns done so far (StopSearch with
+//! the review's search id); a second one quits at once.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Read, Write};
+use std::time::Duration;
+
+use clap::Args;
+use emergo_proto::v1 as pb;
+use emergo_proto::v1::game_review_update::Update;
+
+use super::analyze::{PriorityArg, grouped, proof_label, stop_reason_text};
+use super::{Backend, ClientError, ConnectArgs, parse_duration};
+
+/// Playouts per turn when no budget is given.
+pub const DEFAULT_PLAYOUTS: u64 = 2000;
+
+/// Most turns a `--turns` list may name (the contract's longest game).
+const MAX_TURNS: usize = 2000;
+
+/// Flags of `emergo review`.
+#[derive(Clone, Debug, Args)]
+pub struct ReviewArgs {
+    /// The game record (PGN-like, as written by `emergo arena` or `emergo play`), or `-` for
+    /// standard input.
+    #[arg(value_name = "RECORD")]
+    pub record: String,
+    /// Which game of a file holding several (1 = the first), such as arena's games.pgn.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub game: Option<u32>,
+    /// Playouts per searched position (default 2000 when no budget is given).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub playouts: Option<u64>,
+    /// Time per searched position, e.g. 200ms, 1s.
+    #[arg(long, value_parser = parse_duration)]
+    pub time: Option<Duration>,
+    /// Time for the whole review, split evenly over the positions (e.g. 30s).
+    #[arg(long, value_parser = parse_duration)]
+    pub total_time: Option<Duration>,
+    /// Turns to analyse (1 = the game's first move), e.g. 5,9-12; default every turn.
+    #[arg(long, value_parser = parse_turns)]
+    pub turns: Option<TurnList>,
+    /// Positions searched at once, one thread each (the server caps this per request).
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Random seed (0 lets the engine pick): with --playouts the review is reproducible.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Priority while waiting for the server's threads (default: batch).
+    #[arg(long, value_enum)]
+    pub priority: Option<PriorityArg>,
+    /// Print one JSON object per line (each turn, then the summary) instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Review in this process with the server's engine instead of calling a server.
+    #[arg(long)]
+    pub local: bool,
+    /// How to reach the server.
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+/// A `--turns` list: sorted, without repeats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnList(pub Vec<u32>);
+
+/// Parses `5,9-12` into turns 5, 9, 10, 11, 12.
+pub fn parse_turns(s: &str) -> Result<TurnList, String> {
+    let number = |t: &str| -> Result<u32, String> {
+        match t.trim().parse::<u32>() {
+            Ok(0) => Err("turns count from 1".to_owned()),
+            Ok(n) => Ok(n),
+            Err(_) => Err(format!("{t:?} is not a turn number (e.g. 5,9-12)")),
+        }
+    };
+    let mut turns = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => {
+                let n = number(part)?;
+                (n, n)
+            }
+        };
+        if first > last {
+            return Err(format!("{part}: the range goes backwards"));
+        }
+        if (last - first) as usize >= MAX_TURNS || turns.len() > MAX_TURNS {
+            return Err(format!("at most {MAX_TURNS} turns"));
+        }
+        turns.extend(first..=last);
+    }
+    turns.sort_unstable();
+    turns.dedup();
+    if turns.is_empty() {
+        return Err("no turns given (e.g. 5,9-12)".to_owned());
+    }
+    if turns.len() > MAX_TURNS {
+        return Err(format!("at most {MAX_TURNS} turns"));
+    }
+    Ok(TurnList(turns))
+}
+
+/// Splits a file of records (a blank line and tags start each one) into the records' texts.
+/// Only the boundaries are found here: the server parses each record and says what is wrong.
+pub fn split_records(text: &str) -> Vec<&str> {
+    let mut records = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut in_moves = false;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            if in_moves {
+                if let Some(s) = start {
+                    records.push(text[s..offset].trim());
+                }
+                start = None;
+                in_moves = false;
+            }
+            start.get_or_insert(offset);
+        } else if !trimmed.is_empty() {
+            start.get_or_insert(offset);
+            in_moves = true;
+        }
+        offset += line.len();
+    }
+    if let Some(s) = start {
+        records.push(text[s..].trim());
+    }
+    records.retain(|r| !r.is_empty());
+    records
+}
+
+/// The value of a tag (`[White "random"]`) of a record, if it has one.
+fn tag<'a>(record: &'a str, key: &str) -> Option<&'a str> {
+    record.lines().find_map(|line| {
+        let inner = line.trim().strip_prefix('[')?.strip_suffix(']')?;
+        let (k, v) = inner.split_once(' ')?;
+        (k == key).then(|| v.trim().trim_matches('"'))
+    })
+}
+
+/// Reads the record file (or standard input) and picks the game to review.
+fn read_record(args: &ReviewArgs) -> Result<(String, String), ClientError> {
+    let (name, text) = if args.record == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        ("standard input".to_owned(), text)
+    } else {
+        let text = std::fs::read_to_string(&args.record)
+            .map_err(|e| ClientError::Invalid(format!("{}: {e}", args.record)))?;
+        (args.record.clone(), text)
+    };
+    let records = split_records(&text);
+    let n = records.len();
+    let pick = match (args.game, n) {
+        (_, 0) => {
+            return Err(ClientError::Invalid(format!(
+                "{name}: no game record in it"
+            )));
+        }
+        (None, 1) => 0,
+        (None, _) => {
+            return Err(ClientError::Invalid(format!(
+                "{name} holds {n} game records: choose one with --game 1..{n}"
+            )));
+        }
+        (Some(g), _) if g as usize > n => {
+            return Err(ClientError::Invalid(format!(
+                "{name} holds {n} game record(s): --game {g} is not one of them"
+            )));
+        }
+        (Some(g), _) => g as usize - 1,
+    };
+    let name = if n > 1 {
+        format!("{name} (game {})", pick + 1)
+    } else {
+        name
+    };
+    Ok((name, records[pick].to_owned()))
+}
+
+/// The request for a record and the flags.
+fn request(args: &ReviewArgs, record: String, search_id: &str) -> pb::AnalyzeGameRequest {
+    let playouts = if args.time.is_none() && args.total_time.is_none() {
+        Some(args.playouts.unwrap_or(DEFAULT_PLAYOUTS))
+    } else {
+        args.playouts
+    };
+    let ms = |d: Duration| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1);
+    let per_turn = super::analyze::limits(args.time, playouts);
+    pb::AnalyzeGameRequest {
+        game: None,
+        record,
+        per_turn,
+        total_time_ms: args.total_time.map(ms),
+        turns: args.turns.as_ref().map(|t| t.0.clone()).unwrap_or_default(),
+        options: Some(pb::SearchOptions {
+            threads: args.threads,
+            seed: args.seed,
+            pv_length: 8,
+            search_id: search_id.to_owned(),
+            priority: args
+                .priority
+                .map_or(pb::Priority::Unspecified, pb::Priority::from) as i32,
+            ..Default::default()
+        }),
+    }
+}
+
+/// Runs `emergo review`.
+pub async fn run(args: ReviewArgs) -> Result<(), ClientError> {
+    let (name, record) = read_record(&args)?;
+    let named = |e: ClientError| ClientError::Invalid(format!("{name}: {e}"));
+    let search_id = crate::stop::SearchId::random().to_string();
+    let req = request(&args, record.clone(), &search_id);
+    let backend = Backend::open(&args.connect, args.local).await?;
+    let mut rx = backend.analyze_game(req).await.map_err(named)?;
+    let width = if std::io::stdout().is_terminal() {
+        crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w))
+    } else {
+        80
+    };
+    let mut report = Report::new(args.turns.as_ref().map(|t| t.0.clone()));
+    if !args.json {
+        let mut head = format!("Review of {name}");
+        if let (Some(w), Some(b)) = (tag(&record, "White"), tag(&record, "Black")) {
+            let _ = write!(head, ": {w} (White) - {b} (Black)");
+        }
+        if let Some(r) = tag(&record, "Result") {
+            let _ = write!(head, ", {r}");
+        }
+        print_out(&format!("{head}\n\n{}\n", move_list_header()))?;
+    }
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            item = rx.recv() => match item {
+                None => {
+                    return Err(named(ClientError::Invalid(
+                        "the review stream ended without a summary".to_owned(),
+                    )));
+                }
+                Some(Err(status)) => return Err(named(status.into())),
+                Some(Ok(update)) => {
+                    if args.json {
+                        let line = serde_json::to_string(&update)
+                            .map_err(|e| ClientError::Invalid(format!("JSON: {e}")))?;
+                        print_out(&format!("{line}\n"))?;
+                    }
+                    match update.update {
+                        Some(Update::Turn(turn)) => {
+                            let rows = report.add(turn);
+                            if !args.json {
+                                print_out(&rows)?;
+                            }
+                        }
+                        Some(Update::Summary(summary)) => {
+                            if !args.json {
+                                let mut text = report.flush();
+                                text.push('\n');
+                                text += &eval_graph(&report.points(), width.saturating_sub(8).clamp(20, 120), 5);
+                                text.push('\n');
+                                text += &summary_text(&summary);
+                                print_out(&text)?;
+                            }
+                            return Ok(());
+                        }
+                        None => {}
+                    }
+                }
+            },
+            _ = &mut ctrl_c => {
+                if !stopping && backend.stop_search(&search_id).await.is_ok() {
+                    stopping = true;
+                    eprintln!();
+                    eprintln!("emergo: stopping the review (Ctrl-C again to quit at once)");
+                    ctrl_c.set(tokio::signal::ctrl_c());
+                    continue;
+                }
+                drop(rx);
+                eprintln!();
+                eprintln!("emergo: interrupted");
+                std::process::exit(130);
+            }
+        }
+    }
+}
+
+fn print_out(text: &str) -> std::io::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// The turns received so far, printed in turn order: the server may finish turns out of order
+/// when it searches several at once, so a row waits until the turns before it are in.
+pub struct Report {
+    /// The turns still to come, in order, when `--turns` named them; else every turn from 1.
+    expected: Option<Vec<u32>>,
+    /// How many rows have been printed.
+    printed: usize,
+    /// The next turn to print when every turn is reviewed.
+    next: u32,
+    /// Turns received but not printed yet.
+    pending: BTreeMap<u32, pb::TurnReview>,
+    /// Every turn received, for the plot.
+    done: BTreeMap<u32, pb::TurnReview>,
+}
+
+impl Report {
+    /// A report expecting `turns` (or every turn from 1 when `None`).
+    pub fn new(turns: Option<Vec<u32>>) -> Report {
+        Report {
+            expected: turns,
+            printed: 0,
+            next: 1,
+            pending: BTreeMap::new(),
+            done: BTreeMap::new(),
+        }
+    }
+
+    /// Takes a turn; returns the rows that can be printed now.
+    pub fn add(&mut self, turn: pb::TurnReview) -> String {
+        self.done.insert(turn.turn, turn.clone());
+        self.pending.insert(turn.turn, turn);
+        let mut out = String::new();
+        loop {
+            let want = match &self.expected {
+                Some(list) => match list.get(self.printed) {
+                    Some(&t) => t,
+                    None => break,
+                },
+                None => self.next,
+            };
+            let Some(turn) = self.pending.remove(&want) else {
+                break;
+            };
+            out += &turn_line(&turn);
+            out.push('\n');
+            self.printed += 1;
+            self.next = want + 1;
+        }
+        out
+    }
+
+    /// The rows still held back (the review ended before the turns in between came).
+    pub fn flush(&mut self) -> String {
+        let mut out = String::new();
+        for turn in std::mem::take(&mut self.pending).into_values() {
+            out += &turn_line(&turn);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The plot's points: each turn with White's expected score after it and its class.
+    pub fn points(&self) -> Vec<Point> {
+        self.done.values().map(Point::of).collect()
+    }
+}
+
+/// One point of the evaluation plot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    /// The turn.
+    pub turn: u32,
+    /// White's expected score after the turn's move (0..1).
+    pub white: f64,
+    /// The class of the move played.
+    pub class: pb::MoveClass,
+}
+
+impl Point {
+    /// The point of a turn review.
+    pub fn of(t: &pb::TurnReview) -> Point {
+        Point {
+            turn: t.turn,
+            white: white_score(t),
+            class: t.class(),
+        }
+    }
+}
+
+/// White's expected score after the turn's move: the mover's value of the played move, turned
+/// round when Black moved.
+pub fn white_score(t: &pb::TurnReview) -> f64 {
+    let v = f64::from(t.played_value).clamp(0.0, 1.0);
+    if t.player == "b" { 1.0 - v } else { v }
+}
+
+/// The annotation of a class, as in chess: `?!`, `?`, `??` (nothing for the others).
+pub fn class_mark(class: pb::MoveClass) -> &'static str {
+    match class {
+        pb::MoveClass::Inaccuracy => "?!",
+        pb::MoveClass::Mistake => "?",
+        pb::MoveClass::Blunder => "??",
+        _ => "",
+    }
+}
+
+/// A class in a word.
+pub fn class_word(class: pb::MoveClass) -> &'static str {
+    match class {
+        pb::MoveClass::Unspecified => "",
+        pb::MoveClass::Best => "best",
+        pb::MoveClass::Good => "good",
+        pb::MoveClass::Inaccuracy => "inaccuracy",
+        pb::MoveClass::Mistake => "mistake",
+        pb::MoveClass::Blunder => "blunder",
+        pb::MoveClass::Forced => "forced",
+    }
+}
+
+fn pct(v: f32) -> String {
+    format!("{:.1}%", f64::from(v) * 100.0)
+}
+
+/// The header of the move list.
+pub fn move_list_header() -> String {
+    format!(
+        "{:>4}  {:<5}  {:<16} {:<10}  {:>6}  {:>5}  better (its value, line)",
+        "turn", "side", "played", "class", "value", "loss"
+    )
+}
+
+/// One row of the move list: the played move with its mark and class, its value for the mover,
+/// the loss in percentage points, and the engine's move when it differs.
+pub fn turn_line(t: &pb::TurnReview) -> String {
+    let side = match t.player.as_str() {
+        "w" => "White",
+        "b" => "Black",
+        other => other,
+    };
+    let class = t.class();
+    let played = format!("{}{}", t.played_move, class_mark(class));
+    let value = match t.played_proof() {
+        pb::ProofStatus::Win => "win".to_owned(),
+        pb::ProofStatus::Loss => "loss".to_owned(),
+        pb::ProofStatus::Draw => "draw".to_owned(),
+        pb::ProofStatus::Unproven => pct(t.played_value),
+    };
+    let loss = if class == pb::MoveClass::Forced {
+        String::new()
+    } else {
+        format!("{:.1}", f64::from(t.loss) * 100.0)
+    };
+    let mut line = format!(
+        "{:>4}  {side:<5}  {played:<16} {:<10}  {value:>6}  {loss:>5}",
+        t.turn,
+        class_word(class)
+    );
+    if !t.best_move.is_empty() && t.best_move != t.played_move {
+        let best_value = match t.proof() {
+            pb::ProofStatus::Unproven => pct(t.best_value),
+            proof => proof_label(proof, t.proof_plies),
+        };
+        let _ = write!(line, "  {} ({best_value}", t.best_move);
+        let rest: Vec<&str> = t
+            .best_pv
+            .iter()
+            .skip(1)
+            .take(5)
+            .map(String::as_str)
+            .collect();
+        if !rest.is_empty() {
+            let _ = write!(line, "; {} {}", t.best_move, rest.join(" "));
+            if t.best_pv.len() > 6 {
+                line.push_str(" ...");
+            }
+        }
+        line.push(')');
+    }
+    line.trim_end().to_owned()
+}
+
+/// A plot of White's expected score per turn, `2 * half + 1` rows high (the middle row is 50%)
+/// and at most `width` columns wide (several turns share a column in a long game, several
+/// columns show a turn in a short one), with the turn axis and the mistakes marked below it.
+pub fn eval_graph(points: &[Point], width: usize, half: usize) -> String {
+    let mut out = String::new();
+    if points.is_empty() {
+        return out;
+    }
+    let width = width.max(1);
+    let half = half.max(1);
+    let n = points.len();
+    // Each column shows the turns `columns[c]` (indices into points).
+    let columns: Vec<std::ops::Range<usize>> = if n <= width {
+        let k = (width / n).clamp(1, 3);
+        (0..n * k).map(|c| c / k..c / k + 1).collect()
+    } else {
+        (0..width)
+            .map(|c| c * n / width..(c + 1) * n / width)
+            .collect()
+    };
+    // A column shows the score after its last turn and the worst mark among its turns.
+    let score = |r: &std::ops::Range<usize>| points[r.end - 1].white;
+    let worst = |r: &std::ops::Range<usize>| {
+        points[r.clone()]
+            .iter()
+            .map(|p| match p.class {
+                pb::MoveClass::Blunder => 3,
+                pb::MoveClass::Mistake => 2,
+                pb::MoveClass::Inaccuracy => 1,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let step = 0.5 / half as f64;
+    let _ = writeln!(out, "White's expected score after each turn:");
+    for row in 0..(2 * half + 1) {
+        let label = if row == 0 {
+            "100%"
+        } else if row == half {
+            " 50%"
+        } else if row == 2 * half {
+            "  0%"
+        } else {
+            ""
+        };
+        let mut line = format!("{label:>4} |");
+        for c in &columns {
+            let v = score(c);
+            let filled = if row < half {
+                // Rows above the middle: filled when White's score reaches the row's middle.
+                v >= 1.0 - (row as f64 + 0.5) * step
+            } else if row > half {
+                let below = (row - half - 1) as f64;
+                v <= 0.5 - (below + 0.5) * step
+            } else {
+                false
+            };
+            line.push(if filled {
+                '#'
+            } else if row == half {
+                '-'
+            } else {
+                ' '
+            });
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    // The turn axis: the first turn of a column every ten columns or so.
+    let mut axis = " ".repeat(6);
+    let mut c = 0;
+    while c < columns.len() {
+        let label = points[columns[c].start].turn.to_string();
+        if axis.len() <= 6 + c {
+            axis.truncate(6 + c);
+            while axis.len() < 6 + c {
+                axis.push(' ');
+            }
+            axis.push_str(&label);
+        }
+        c += 10.max(label.len() + 1);
+    }
+    let _ = writeln!(out, "{}", axis.trim_end());
+    let marks: String = columns
+        .iter()
+        .map(|c| match worst(c) {
+            3 => 'B',
+            2 => 'M',
+            1 => 'i',
+            _ => ' ',
+        })
+        .collect();
+    if !marks.trim().is_empty() {
+        let _ = writeln!(out, "      {}", marks.trim_end());
+        let _ = writeln!(out, "      (B blunder ??, M mistake ?, i inaccuracy ?!)");
+    }
+    out
+}
+
+/// The per-player summary and how the review ended.
+pub fn summary_text(s: &pb::GameReviewSummary) -> String {
+    let white = s.white.clone().unwrap_or_default();
+    let black = s.black.clone().unwrap_or_default();
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<20} {:>8} {:>8}", "summary", "White", "Black");
+    let mut row = |name: &str, w: String, b: String| {
+        let _ = writeln!(out, "{name:<20} {w:>8} {b:>8}");
+    };
+    row(
+        "accuracy",
+        format!("{:.1}%", white.accuracy),
+        format!("{:.1}%", black.accuracy),
+    );
+    row(
+        "mean loss (points)",
+        format!("{:.1}", f64::from(white.mean_loss) * 100.0),
+        format!("{:.1}", f64::from(black.mean_loss) * 100.0),
+    );
+    let counts: [(&str, fn(&pb::PlayerReview) -> u32); 7] = [
+        ("turns", |p| p.turns),
+        ("best", |p| p.best),
+        ("good", |p| p.good),
+        ("inaccuracies (?!)", |p| p.inaccuracies),
+        ("mistakes (?)", |p| p.mistakes),
+        ("blunders (??)", |p| p.blunders),
+        ("forced", |p| p.forced),
+    ];
+    for (name, get) in counts {
+        row(name, get(&white).to_string(), get(&black).to_string());
+    }
+    let status = s.status.clone().unwrap_or_default();
+    let ended = match s.stop_reason() {
+        pb::StopReason::Time | pb::StopReason::Playouts => "complete".to_owned(),
+        pb::StopReason::Stopped => "stopped on request: the turns above only".to_owned(),
+        other => format!("ended early: {}", stop_reason_text(other)),
+    };
+    let _ = writeln!(
+        out,
+        "{} turns analysed, {} playouts, {:.1} s; game result {}{}; review {ended}",
+        s.turns_analysed,
+        grouped(s.playouts),
+        s.elapsed_ms as f64 / 1000.0,
+        if status.result.is_empty() {
+            "*"
+        } else {
+            status.result.as_str()
+        },
+        if status.reason.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", status.reason)
+        },
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(
+        n: u32,
+        player: &str,
+        played: &str,
+        value: f32,
+        class: pb::MoveClass,
+    ) -> pb::TurnReview {
+        pb::TurnReview {
+            turn: n,
+            player: player.to_owned(),
+            fen: String::new(),
+            played_move: played.to_owned(),
+            played_value: value,
+            played_visits: 100,
+            best_move: if class == pb::MoveClass::Best {
+                played.to_owned()
+            } else {
+                "e5".to_owned()
+            },
+            best_value: 0.6,
+            best_pv: vec!["e5".into(), "f6".into(), "g7".into()],
+            loss: (0.6 - value).max(0.0),
+            class: class as i32,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn turn_lists() {
+        assert_eq!(parse_turns("5,9-12").unwrap().0, vec![5, 9, 10, 11, 12]);
+        assert_eq!(parse_turns("3, 1,3").unwrap().0, vec![1, 3]);
+        assert!(parse_turns("0").unwrap_err().contains("from 1"));
+        assert!(parse_turns("4-2").unwrap_err().contains("backwards"));
+        assert!(parse_turns("x").is_err());
+        assert!(parse_turns("").is_err());
+        assert!(parse_turns("1-4000000000").is_err());
+    }
+
+    #[test]
+    fn records_are_split_at_their_tags() {
+        let one = "[Event \"a\"]\n[FEN \"9/9/9/9/9/9/9/9/9 w 0 12,12\"]\n\n1. a1 i9 *\n";
+        let two = "[Event \"b\"]\n[White \"x y\"]\n\n1. c3 g7\n2. e5 *\n";
+        let text = format!("{one}\n{two}\n");
+        let records = split_records(&text);
+        assert_eq!(records.len(), 2);
+        assert!(records[0].starts_with("[Event \"a\"]") && records[0].ends_with("i9 *"));
+        assert!(records[1].contains("2. e5 *"));
+        assert_eq!(tag(records[1], "White"), Some("x y"));
+        assert_eq!(tag(records[1], "Black"), None);
+        assert_eq!(split_records("1. a1 *").len(), 1);
+        assert!(split_records("\n \n").is_empty());
+    }
+
+    #[test]
+    fn rows_mark_the_classes_and_name_the_better_move() {
+        let t = turn(12, "w", "c3-d4", 0.31, pb::MoveClass::Blunder);
+        let line = turn_line(&t);
+        assert!(line.starts_with("  12  White  c3-d4??"), "{line}");
+        assert!(line.contains("blunder"), "{line}");
+        assert!(line.contains("31.0%"), "{line}");
+        assert!(line.contains("29.0"), "loss in points: {line}");
+        assert!(line.contains("e5 (60.0%; e5 f6 g7)"), "{line}");
+        let line = turn_line(&turn(3, "b", "i9", 0.6, pb::MoveClass::Best));
+        assert!(
+            line.contains("Black  i9 ") && line.contains("best"),
+            "{line}"
+        );
+        assert!(!line.contains('('), "no better move: {line}");
+        assert!(turn_line(&turn(4, "w", "a1", 0.5, pb::MoveClass::Inaccuracy)).contains("a1?!"));
+        assert!(turn_line(&turn(5, "w", "a1", 0.5, pb::MoveClass::Mistake)).contains("a1? "));
+        let mut won = turn(6, "w", "a1", 0.0, pb::MoveClass::Blunder);
+        won.proof = pb::ProofStatus::Win as i32;
+        won.proof_plies = 7;
+        won.played_proof = pb::ProofStatus::Loss as i32;
+        let line = turn_line(&won);
+        assert!(
+            line.contains(" loss ") && line.contains("(win in 7"),
+            "{line}"
+        );
+        assert!(move_list_header().contains("better"));
+    }
+
+    #[test]
+    fn rows_wait_for_the_turns_before_them() {
+        let mut r = Report::new(None);
+        assert_eq!(r.add(turn(2, "b", "i9", 0.5, pb::MoveClass::Best)), "");
+        let rows = r.add(turn(1, "w", "a1", 0.5, pb::MoveClass::Best));
+        assert_eq!(rows.lines().count(), 2, "{rows}");
+        assert!(rows.lines().next().unwrap().starts_with("   1"));
+        let mut r = Report::new(Some(vec![5, 9]));
+        assert_eq!(r.add(turn(9, "w", "a1", 0.5, pb::MoveClass::Best)), "");
+        assert_eq!(
+            r.add(turn(5, "w", "a1", 0.5, pb::MoveClass::Best))
+                .lines()
+                .count(),
+            2
+        );
+        let mut r = Report::new(Some(vec![5, 9]));
+        r.add(turn(9, "w", "a1", 0.5, pb::MoveClass::Best));
+        assert!(
+            r.flush().starts_with("   9"),
+            "a stopped review prints what it has"
+        );
+        assert_eq!(r.points().len(), 1);
+    }
+
+    #[test]
+    fn the_graph_follows_whites_score() {
+        // Black's value is turned round: 0.2 for Black after turn 2 is 0.8 for White.
+        assert!((white_score(&turn(2, "b", "i9", 0.2, pb::MoveClass::Best)) - 0.8).abs() < 1e-6);
+        let points: Vec<Point> = [(1, 0.5), (2, 0.8), (3, 1.0), (4, 0.3), (5, 0.0)]
+            .iter()
+            .map(|&(t, w)| Point {
+                turn: t,
+                white: w,
+                class: if t == 4 {
+                    pb::MoveClass::Blunder
+                } else if t == 5 {
+                    pb::MoveClass::Inaccuracy
+                } else {
+                    pb::MoveClass::Good
+                },
+            })
+            .collect();
+        let g = eval_graph(&points, 5, 2);
+        let lines: Vec<&str> = g.lines().collect();
+        assert_eq!(lines[0], "White's expected score after each turn:");
+        // Rows: 100% (>= 0.875), 0.625..0.875 (>= 0.625), 50%, <= 0.375, 0% (<= 0.125).
+        assert_eq!(lines[1], "100% |  #");
+        assert_eq!(lines[2], "     | ##");
+        assert_eq!(lines[3], " 50% |-----");
+        assert_eq!(lines[4], "     |   ##");
+        assert_eq!(lines[5], "  0% |    #");
+        assert_eq!(lines[6], "      1");
+        assert_eq!(lines[7], "         Bi");
+        assert!(lines[8].contains("B blunder"));
+        // A short game is stretched (3 columns a turn at most), a long one squeezed.
+        let g = eval_graph(&points, 60, 2);
+        assert!(g.lines().nth(3).unwrap().ends_with(&"-".repeat(15)), "{g}");
+        let many: Vec<Point> = (1..=100)
+            .map(|t| Point {
+                turn: t,
+                white: 0.95,
+                class: pb::MoveClass::Best,
+            })
+            .collect();
+        let g = eval_graph(&many, 40, 3);
+        assert_eq!(
+            g.lines().nth(1).unwrap(),
+            format!("100% |{}", "#".repeat(40))
+        );
+        let axis = g.lines().nth(8).unwrap();
+        assert!(
+            axis.starts_with("      1") && axis.contains(" 26"),
+            "{axis:?}"
+        );
+        assert!(!g.contains("blunder"), "no marks, no legend: {g}");
+        assert_eq!(eval_graph(&[], 40, 3), "");
+    }
+
+    #[test]
+    fn the_summary_counts_per_player() {
+        let s = pb::GameReviewSummary {
+            white: Some(pb::PlayerReview {
+                player: "w".into(),
+                turns: 50,
+                best: 20,
+                blunders: 2,
+                mean_loss: 0.031,
+                accuracy: 87.3,
+                ..Default::default()
+            }),
+            black: Some(pb::PlayerReview {
+                player: "b".into(),
+                turns: 49,
+                mistakes: 3,
+                accuracy: 64.0,
+                ..Default::default()
+            }),
+            turns_analysed: 99,
+            playouts: 198_000,
+            elapsed_ms: 9_800,
+            status: Some(pb::GameStatus {
+                result: "1-0".into(),
+                reason: "no-units".into(),
+            }),
+            stop_reason: pb::StopReason::Playouts as i32,
+            search_id: String::new(),
+        };
+        let t = summary_text(&s);
+        assert!(t.contains("accuracy                87.3%    64.0%"), "{t}");
+        assert!(t.contains("blunders (??)               2        0"), "{t}");
+        assert!(t.contains("mistakes (?)                0        3"), "{t}");
+        assert!(t.contains("mean loss (points)        3.1      0.0"), "{t}");
+        assert!(t.contains("99 turns analysed, 198,000 playouts, 9.8 s; game result 1-0 (no-units); review complete"), "{t}");
+        let stopped = pb::GameReviewSummary {
+            stop_reason: pb::StopReason::Stopped as i32,
+            ..s
+        };
+        assert!(summary_text(&stopped).contains("stopped on request"));
+    }
+}
