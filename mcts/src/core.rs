@@ -11,6 +11,7 @@ use crate::game::{Game, Player};
 use crate::node::Expansion;
 use crate::params::SearchParams;
 use crate::reclaim::{Reclaimer, SharedTree};
+use crate::solver::Bounds;
 use crate::tree::{ROOT, TreeLimits};
 
 /// Everything the search threads share: borrowed by scoped threads in
@@ -54,6 +55,38 @@ impl<G: Game> Core<G> {
                 &self.root,
                 &mut knowledge,
             );
+        }
+    }
+
+    /// A root with a single legal move is answered without a search; if that move ends the
+    /// game, its node is created and proven (and with it the root), so that the answer says
+    /// "forced, and it wins" rather than showing an unsearched move at an even value.
+    pub(crate) fn settle_single_move(&self) {
+        self.ensure_root_expanded();
+        let tree = self.tree.load();
+        let root = tree.root();
+        let Expansion::Expanded { first, count: 1 } = root.expansion() else {
+            return;
+        };
+        let mut moves = Vec::new();
+        self.root.legal_moves(&mut moves);
+        let [mv] = moves[..] else {
+            return;
+        };
+        let mut after = self.root.clone();
+        let to_move = self.root.to_move();
+        after.play(mv);
+        let Some(outcome) = after.outcome() else {
+            return;
+        };
+        let mut cas_failures = 0;
+        if let Ok(child) = tree.child_of(first, |_| {}, &mut cas_failures) {
+            let node = tree.node(child);
+            node.merge_bounds(Bounds::terminal(outcome, to_move));
+            // The root's bounds from its only child's, as the solver combines them.
+            if let Some(bounds) = Bounds::combine([node.bounds()]) {
+                root.merge_bounds(bounds.for_player(to_move, self.root_mover));
+            }
         }
     }
 

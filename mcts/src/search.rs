@@ -176,7 +176,11 @@ impl<G: Game> Search<G> {
         match immediate {
             Some(reason) => {
                 core.ctl = Control::new(reused, 0);
-                core.ensure_root_expanded();
+                if reason == StopReason::SingleMove {
+                    core.settle_single_move();
+                } else {
+                    core.ensure_root_expanded();
+                }
                 core.ctl.finish(reason);
                 false
             }

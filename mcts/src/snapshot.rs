@@ -170,6 +170,9 @@ pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
     }
 }
 
+/// Visits a move below the root needs to extend a principal variation.
+const PV_MIN_VISITS: u64 = 2;
+
 /// The line from the root's edge `edge` (move `mv` from `root`): its move, then repeatedly the
 /// best visited child, the moves listed again from the positions along the line.
 fn principal_variation<G: Game>(
@@ -197,7 +200,10 @@ fn principal_variation<G: Game>(
         let Some(child) = tree.edge(best).child() else {
             break;
         };
-        if tree.node(child).stats().visits == 0 {
+        // A move seen once is a single evaluation, not a searched line: the line ends where
+        // visits get that thin (a proven move is exact however few visits it has).
+        let child_node = tree.node(child);
+        if child_node.stats().visits < PV_MIN_VISITS && child_node.bounds().proven().is_none() {
             break;
         }
         state.legal_moves(&mut legal);

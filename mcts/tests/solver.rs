@@ -200,3 +200,44 @@ fn nim_other_sizes() {
         );
     }
 }
+
+/// Issue 15: a forced move that ends the game is answered at once and reported as what it is
+/// (a proven win, the root with it), not as an unsearched move at an even value.
+#[test]
+fn a_forced_move_that_ends_the_game_is_proven() {
+    let mut search = Search::new(Nim::new(1, 3), params(100, 1));
+    let snap = search.run();
+    assert_eq!(snap.stop_reason, Some(StopReason::SingleMove));
+    assert_eq!(snap.playouts, 0);
+    assert_eq!(snap.moves.len(), 1);
+    assert_eq!(snap.moves[0].proven, Some(Proven::Win { plies: 1 }));
+    assert_eq!(snap.moves[0].value, 1.0);
+    assert_eq!(snap.root_proven, Some(Proven::Win { plies: 1 }));
+    assert_eq!(snap.root_value, 1.0);
+
+    // A forced move that does not end the game stays unproven.
+    let mut search = Search::new(Nim::new(2, 1), params(100, 1));
+    let snap = search.run();
+    assert_eq!(snap.stop_reason, Some(StopReason::SingleMove));
+    assert_eq!(snap.moves[0].proven, None);
+    assert_eq!(snap.root_proven, None);
+}
+
+/// Issue 15: principal variations end where visits get thin: a move below the root seen only
+/// once (a single evaluation) does not extend a line, so a line of two moves or more needs at
+/// least three visits through its first move (unless proven).
+#[test]
+fn principal_variations_stop_at_single_visits() {
+    for seed in 1..20 {
+        let p = SearchParams {
+            multi_pv: 9,
+            ..params(10 + seed * 3, seed)
+        };
+        let snap = Search::new(TicTacToe::default(), p).run();
+        for m in &snap.moves {
+            if m.pv.len() >= 2 && m.proven.is_none() {
+                assert!(m.visits >= 3, "seed {seed}: {m:?}");
+            }
+        }
+    }
+}
