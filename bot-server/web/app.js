@@ -5,8 +5,12 @@
 // knows no rules itself: clicks are matched against the legal move strings, and illegal clicks
 // are explained by asking `ApplyMoves` why the would-be move is refused.
 //
+// Review mode sends a whole game (a pasted record, or the game on the board) to `AnalyzeGame`
+// and follows its Server-Sent Events: the evaluation graph and the marked move list fill in as
+// the turns arrive, and a click on either shows that position with the engine's better line.
+//
 // URL parameters: fen, moves (comma or space separated), color (w|b), time (engine ms per move),
-// mode (play|analysis), token (bearer token when the server needs one).
+// mode (play|analysis|review), token (bearer token when the server needs one).
 
 const INITIAL_FEN = '9/9/9/9/9/9/9/9/9 w 0 12,12';
 const FILES = 'abcdefghi';
@@ -39,7 +43,7 @@ const other = (side) => (side === 'w' ? 'b' : 'w');
 const params = new URLSearchParams(location.search);
 
 const state = {
-  mode: 'play', // 'play' (the engine answers) or 'analysis' (free moves for both sides)
+  mode: 'play', // 'play' (the engine answers), 'analysis' or 'review' (free moves for both sides)
   human: 'w',
   engineTime: 1000,
   startFen: INITIAL_FEN,
@@ -51,6 +55,7 @@ const state = {
   sel: [], // squares clicked so far for the move being built
   engine: null, // { controller } while the engine thinks
   analysis: null, // { controller, key, fen, updates, last, running, stopReason }
+  review: null, // { controller, searchId, running, turns: Map(turn -> TurnReview), summary, selected, ... }
   pv: { step: 0, line: [], fen: null }, // stepping along the best line
   generation: 0, // bumped whenever the game is replaced or taken back
   info: null, // ServerInfo
@@ -473,20 +478,7 @@ async function startAnalysis() {
   try {
     const r = await fetch('/v1/Analyze', { method: 'POST', headers: headers(), body: JSON.stringify(body), signal: a.controller.signal });
     if (!r.ok) throw await errorFrom(r);
-    const reader = r.body.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, { stream: true }).replace(/\r/g, '');
-      let end;
-      while ((end = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, end);
-        buf = buf.slice(end + 2);
-        onSseEvent(a, block);
-      }
-    }
+    await readSse(r, (name, payload) => onAnalysisEvent(a, name, payload));
   } catch (e) {
     if (e.name !== 'AbortError' && state.analysis === a) say(`Analysis failed: ${describeError(e)}`, 'error');
   } finally {
@@ -497,20 +489,37 @@ async function startAnalysis() {
   return undefined;
 }
 
-function onSseEvent(a, block) {
-  let name = 'message';
-  const data = [];
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) continue; // keep-alive comment
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') name = value;
-    else if (field === 'data') data.push(value);
+/** Reads a Server-Sent Events answer to its end, calling onEvent(name, payload) per event. */
+async function readSse(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true }).replace(/\r/g, '');
+    let end;
+    while ((end = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue; // keep-alive comment
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let v = colon < 0 ? '' : line.slice(colon + 1);
+        if (v.startsWith(' ')) v = v.slice(1);
+        if (field === 'event') name = v;
+        else if (field === 'data') data.push(v);
+      }
+      if (data.length) onEvent(name, JSON.parse(data.join('\n')));
+    }
   }
-  if (data.length === 0 || state.analysis !== a) return;
-  const payload = JSON.parse(data.join('\n'));
+}
+
+function onAnalysisEvent(a, name, payload) {
+  if (state.analysis !== a) return;
   if (name === 'error') {
     say(`Analysis failed: ${payload.code}: ${payload.message}`, 'error');
     return;
@@ -571,7 +580,10 @@ function currentAnalysis() {
 function bestLine() {
   const a = currentAnalysis();
   const best = a && a.last.moves && a.last.moves[0];
-  return best ? best.pv || [best.move] : [];
+  if (best) return best.pv || [best.move];
+  const t = shownReviewTurn();
+  if (t && t.bestMove) return t.bestPv && t.bestPv.length ? t.bestPv : [t.bestMove];
+  return [];
 }
 
 function resetPv(doRender = true) {
@@ -602,6 +614,337 @@ function proofText(proof, plies) {
   if (proof === 'PROOF_STATUS_LOSS') return `loss in ${plies || 0}`;
   if (proof === 'PROOF_STATUS_DRAW') return 'draw';
   return '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Review
+
+const CLASS = {
+  MOVE_CLASS_BEST: { name: 'best', mark: '' },
+  MOVE_CLASS_GOOD: { name: 'good', mark: '' },
+  MOVE_CLASS_INACCURACY: { name: 'inaccuracy', mark: '?!' },
+  MOVE_CLASS_MISTAKE: { name: 'mistake', mark: '?' },
+  MOVE_CLASS_BLUNDER: { name: 'blunder', mark: '??' },
+  MOVE_CLASS_FORCED: { name: 'forced', mark: '' },
+};
+const classOf = (t) => CLASS[t.class] || { name: '', mark: '' };
+const pct = (v) => `${(100 * (v || 0)).toFixed(1)}%`;
+/** White's expected score after the turn's move (the mover's value, turned round for Black). */
+const whiteScore = (t) => (t.player === 'b' ? 1 - (t.playedValue || 0) : t.playedValue || 0);
+
+/** The start FEN and moves of a pasted record (the server parses it again and has the last word). */
+function parseRecord(text) {
+  const tags = {};
+  const tokens = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const tag = line.match(/^\[(\w+)\s+"(.*)"\]$/);
+    if (tag) {
+      if (tokens.length) break; // the next record
+      tags[tag[1]] = tag[2];
+    } else if (line) tokens.push(...line.split(/\s+/));
+  }
+  const moves = tokens.filter((t) => !/^\d+\.+$/.test(t) && !/^(1-0|0-1|1\/2(-1\/2)?|\*)$/.test(t));
+  return { fen: tags.FEN || INITIAL_FEN, moves };
+}
+
+function reviewBudget() {
+  const v = $('review-budget').value;
+  return v[0] === 't' ? { maxTimeMs: Number(v.slice(1)) } : { maxPlayouts: String(Number(v.slice(1))) };
+}
+
+async function startReview() {
+  abandonReview();
+  const text = $('review-record').value.trim();
+  let game;
+  const body = {};
+  if (text) {
+    game = parseRecord(text);
+    body.record = text;
+  } else {
+    game = { fen: state.startFen, moves: state.moves.slice() };
+    if (!game.moves.length) return say('Nothing to review: play or load a game, or paste a game record.', 'error');
+    body.game = { fen: game.fen, moves: game.moves };
+  }
+  const r = {
+    controller: new AbortController(),
+    searchId: newSearchId(), // our own, so that "Stop" works before the first turn arrives
+    running: true,
+    stopping: false,
+    startFen: game.fen,
+    moves: game.moves.slice(), // the game's moves, corrected by the turns as they arrive
+    total: game.moves.length,
+    turns: new Map(),
+    summary: null,
+    selected: 0,
+    shown: !text, // the board shows this game (a pasted one is put there once the server accepts it)
+  };
+  state.review = r;
+  Object.assign(body, {
+    perTurn: reviewBudget(),
+    options: { threads: threads(), searchId: r.searchId, pvLength: 12 },
+  });
+  renderReview();
+  try {
+    const resp = await fetch('/v1/AnalyzeGame', { method: 'POST', headers: headers(), body: JSON.stringify(body), signal: r.controller.signal });
+    if (!resp.ok) throw await errorFrom(resp);
+    await readSse(resp, (name, payload) => onReviewEvent(r, name, payload));
+    if (state.review === r && !r.summary && !r.error) r.error = 'the review ended without a summary';
+  } catch (e) {
+    if (e.name !== 'AbortError' && state.review === r) r.error = describeError(e);
+  } finally {
+    r.running = false;
+    r.controller = null;
+    if (state.review === r) {
+      if (r.error) say(`Review failed: ${r.error}`, 'error');
+      renderReview();
+    }
+  }
+  return undefined;
+}
+
+function onReviewEvent(r, name, payload) {
+  if (state.review !== r) return;
+  if (name === 'error') {
+    r.error = `${payload.code}: ${payload.message}`;
+    return;
+  }
+  if (payload.turn) {
+    const t = payload.turn;
+    r.turns.set(t.turn, t);
+    if (t.turn === 1 && t.fen) r.startFen = t.fen;
+    r.moves[t.turn - 1] = t.playedMove;
+    r.total = Math.max(r.total, t.turn);
+    // The first turn proves the record readable: show its game on the board.
+    if (!r.shown) showReviewGame(r, null);
+  } else if (payload.summary) {
+    r.summary = payload.summary;
+  }
+  renderReview();
+}
+
+/** "Stop": the server ends the review with a summary of the turns done (StopSearch). */
+async function stopReview() {
+  const r = state.review;
+  if (!r || !r.running || r.stopping) return;
+  r.stopping = true;
+  renderReview();
+  try {
+    await api('StopSearch', { searchId: r.searchId });
+  } catch {
+    if (state.review === r && r.controller) r.controller.abort(); // closing the stream cancels it
+  }
+}
+
+/** Drops the review in progress, if any (closing its stream cancels it on the server). */
+function abandonReview() {
+  const r = state.review;
+  if (r && r.running && r.controller) r.controller.abort();
+}
+
+/** The moves of the reviewed game known so far, up to the first one not yet known. */
+function reviewMoves(r) {
+  const moves = [];
+  for (let i = 0; i < r.moves.length && r.moves[i]; i += 1) moves.push(r.moves[i]);
+  return moves;
+}
+
+/** Puts the reviewed game on the board, at `cursor` (null: its last known position). */
+function showReviewGame(r, cursor) {
+  const moves = reviewMoves(r);
+  const same = state.startFen === r.startFen && moves.every((m, i) => state.moves[i] === m) && state.moves.length === moves.length;
+  if (!same) {
+    bumpGeneration();
+    stopAnalysis();
+    clearAnalysis();
+    state.startFen = r.startFen;
+    state.moves = moves;
+    state.gameId = newGameId();
+    $('fen-input').value = r.startFen;
+    $('moves-input').value = moves.join(' ');
+  }
+  r.shown = true;
+  const to = cursor === null ? moves.length : Math.min(cursor, moves.length);
+  if (same && to === state.cursor) return Promise.resolve();
+  state.cursor = to;
+  state.sel = [];
+  return afterChange();
+}
+
+/** Shows the position before turn `t` with the engine's better line drawn. */
+function showReviewTurn(t) {
+  const r = state.review;
+  if (!r || !r.turns.has(t)) return undefined;
+  r.selected = t;
+  clearMessage();
+  renderReview();
+  return showReviewGame(r, t - 1);
+}
+
+/** The review of the turn played from the shown position, if the board shows the reviewed game. */
+function shownReviewTurn() {
+  const r = state.review;
+  if (!r || state.startFen !== r.startFen || state.pv.step > 0) return null;
+  const t = r.turns.get(state.cursor + 1);
+  return t && state.moves[state.cursor] === t.playedMove ? t : null;
+}
+
+function onGraphClick(event) {
+  const r = state.review;
+  if (!r || !r.turns.size) return;
+  const el = event.target.closest('[data-turn]');
+  if (el) return showReviewTurn(Number(el.dataset.turn));
+  // Anywhere else on the graph: the nearest turn by x.
+  const svgEl = $('review-graph');
+  const pt = svgEl.createSVGPoint();
+  pt.x = event.clientX;
+  pt.y = event.clientY;
+  const x = pt.matrixTransform(svgEl.getScreenCTM().inverse()).x;
+  let best = null;
+  for (const t of r.turns.keys()) if (best === null || Math.abs(graphX(r, t) - x) < Math.abs(graphX(r, best) - x)) best = t;
+  return showReviewTurn(best);
+}
+
+const G = { w: 600, h: 170, left: 44, right: 16, top: 8, bottom: 24 };
+const graphX = (r, turn) => G.left + ((turn - 1) / Math.max(1, r.total - 1)) * (G.w - G.left - G.right);
+const graphY = (v) => G.top + (1 - v) * (G.h - G.top - G.bottom);
+
+function drawGraph(r) {
+  const g = $('review-graph');
+  g.textContent = '';
+  const x0 = G.left;
+  const x1 = G.w - G.right;
+  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: G.h - G.top - G.bottom, class: 'plot' }, g);
+  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: graphY(0.5) - G.top, class: 'band-w' }, g);
+  svg('line', { x1: x0, x2: x1, y1: graphY(0.5), y2: graphY(0.5), class: 'mid' }, g);
+  for (const [v, label] of [[1, '100%'], [0.5, '50%'], [0, '0%']]) {
+    svg('text', { x: x0 - 4, y: graphY(v) + 4, class: 'axis', 'text-anchor': 'end' }, g).textContent = label;
+  }
+  if (!r) return;
+  const step = r.total > 60 ? 20 : r.total > 20 ? 10 : 5;
+  for (let t = 1; t <= r.total; t += t === 1 ? step - 1 : step) {
+    const x = graphX(r, t);
+    svg('text', { x, y: G.h - 6, class: 'axis', 'text-anchor': x > G.w - 30 ? 'end' : 'middle' }, g).textContent = String(t);
+  }
+  const turns = [...r.turns.values()].sort((a, b) => a.turn - b.turn);
+  if (!turns.length) return;
+  const pts = turns.map((t) => [graphX(r, t.turn), graphY(whiteScore(t))]);
+  const mid = graphY(0.5);
+  const area = `M${pts[0][0]},${mid} ${pts.map((p) => `L${p[0]},${p[1]}`).join(' ')} L${pts[pts.length - 1][0]},${mid} Z`;
+  svg('path', { d: area, class: 'area' }, g);
+  svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'line' }, g);
+  const shown = shownReviewTurn();
+  if (shown) svg('line', { x1: graphX(r, shown.turn), x2: graphX(r, shown.turn), y1: G.top, y2: G.h - G.bottom, class: 'cursor' }, g);
+  turns.forEach((t, i) => {
+    const c = classOf(t).name;
+    const marked = c === 'inaccuracy' || c === 'mistake' || c === 'blunder';
+    const dot = svg('circle', { cx: pts[i][0], cy: pts[i][1], r: marked ? 6 : 3, class: `pt ${c}${shown === t ? ' sel' : ''}` }, g);
+    dot.dataset.turn = String(t.turn);
+    dot.dataset.class = c;
+    svg('title', {}, dot).textContent = `${t.turn}. ${t.playedMove}${classOf(t).mark} — White ${pct(whiteScore(t))}`;
+  });
+}
+
+function reviewRow(t) {
+  const c = classOf(t);
+  const li = document.createElement('li');
+  li.dataset.turn = String(t.turn);
+  li.dataset.class = c.name;
+  li.className = c.name;
+  const num = document.createElement('span');
+  num.className = 'num';
+  num.textContent = `${t.turn}. ${t.player === 'b' ? 'B' : 'W'}`;
+  const mv = document.createElement('span');
+  mv.className = 'mv';
+  mv.append(t.playedMove || '');
+  if (c.mark) {
+    const mark = document.createElement('span');
+    mark.className = 'mark';
+    mark.textContent = c.mark;
+    mv.append(mark);
+  }
+  const why = document.createElement('span');
+  why.className = 'why';
+  let text = `${c.name} · ${pct(t.playedValue)}`;
+  if (t.bestMove && t.bestMove !== t.playedMove) text += ` · best ${t.bestMove} ${pct(t.bestValue)}`;
+  why.textContent = text;
+  li.append(num, mv, why);
+  return li;
+}
+
+function renderReview() {
+  const r = state.review;
+  $('review-start').disabled = Boolean(r && r.running);
+  $('review-stop').disabled = !(r && r.running && !r.stopping);
+  const st = $('review-state');
+  st.dataset.state = !r ? 'idle' : r.running ? 'running' : r.summary ? 'done' : 'failed';
+  if (!r) st.textContent = 'idle';
+  else if (r.running) st.textContent = `${r.stopping ? 'stopping' : 'reviewing'}: ${r.turns.size} / ${r.total || '?'} turns`;
+  else if (r.summary) {
+    const reason = r.summary.stopReason === 'STOP_REASON_STOPPED' ? ', stopped' : '';
+    st.textContent = `${r.summary.turnsAnalysed || 0} turns in ${(Number(r.summary.elapsedMs || 0) / 1000).toFixed(1)} s${reason}`;
+  } else st.textContent = 'failed';
+  drawGraph(r);
+  $('review-graph').dataset.points = String(r ? r.turns.size : 0);
+
+  // The move list: rebuilt when turns arrive, else only the current row changes.
+  const list = $('review-moves');
+  const shown = shownReviewTurn();
+  if (!r) list.textContent = '';
+  else if (list.children.length !== r.turns.size) {
+    list.textContent = '';
+    for (const t of [...r.turns.values()].sort((a, b) => a.turn - b.turn)) list.appendChild(reviewRow(t));
+  }
+  let current = null;
+  for (const li of list.children) {
+    const on = Boolean(shown) && Number(li.dataset.turn) === shown.turn;
+    li.classList.toggle('current', on);
+    if (on) current = li;
+  }
+  if (current && r.selected === shown.turn && list.dataset.scrolled !== String(shown.turn)) {
+    list.dataset.scrolled = String(shown.turn);
+    if (list.scrollHeight > list.clientHeight) list.scrollTop = current.offsetTop - list.offsetTop - list.clientHeight / 2;
+  }
+
+  const detail = $('review-detail');
+  detail.dataset.turn = shown ? String(shown.turn) : '';
+  if (shown) {
+    const c = classOf(shown);
+    const line = (shown.bestPv || []).slice(0, 8).join(' ');
+    detail.textContent =
+      `Turn ${shown.turn} (${NAME[shown.player] || shown.player}): played ${shown.playedMove}${c.mark} — ${c.name}, ${pct(shown.playedValue)}` +
+      (shown.bestMove && shown.bestMove !== shown.playedMove
+        ? `; loss ${(100 * (shown.loss || 0)).toFixed(1)}. Best ${shown.bestMove} ${pct(shown.bestValue)}${line ? `: ${line}` : ''}`
+        : '') +
+      '.';
+  } else detail.textContent = r && r.turns.size ? 'Click the graph or a move to see the position and the engine’s line.' : '';
+
+  const table = $('review-summary');
+  const body = table.querySelector('tbody');
+  body.textContent = '';
+  table.hidden = !(r && r.summary);
+  if (r && r.summary) {
+    const w = r.summary.white || {};
+    const b = r.summary.black || {};
+    const rows = [
+      ['Accuracy', (p) => `${Number(p.accuracy || 0).toFixed(1)}%`, 'accuracy'],
+      ['Inaccuracies ?!', (p) => p.inaccuracies || 0, 'inaccuracies'],
+      ['Mistakes ?', (p) => p.mistakes || 0, 'mistakes'],
+      ['Blunders ??', (p) => p.blunders || 0, 'blunders'],
+      ['Mean loss', (p) => (100 * (p.meanLoss || 0)).toFixed(1), 'mean-loss'],
+      ['Turns', (p) => p.turns || 0, 'turns'],
+    ];
+    for (const [label, get, key] of rows) {
+      const tr = document.createElement('tr');
+      tr.dataset.row = key;
+      for (const text of [label, get(w), get(b)]) {
+        const td = document.createElement('td');
+        td.textContent = String(text);
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -969,12 +1312,9 @@ function render(withAnalysis = true) {
     if (i > 0) svg('text', { x: cx - 20, y: cy - 18, class: 'sel-index' }, layers.marks).textContent = String(i);
   });
 
-  // Arrows for the best line.
-  const a = currentAnalysis();
-  if (a && fen) {
-    const line = state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine();
-    drawArrows(line, fen);
-  } else layers.arrows.textContent = '';
+  // Arrows for the best line (of the analysis, or of the reviewed turn shown).
+  if (fen) drawArrows(state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine(), fen);
+  else layers.arrows.textContent = '';
   const pvLine = state.pv.step > 0 ? state.pv.line : bestLine();
   $('pv-position').textContent = pvLine.length ? `${state.pv.step} / ${pvLine.length}` : '';
   $('pv-back').disabled = state.pv.step === 0;
@@ -994,6 +1334,7 @@ function render(withAnalysis = true) {
   $('mode').value = state.mode;
   $('color').value = state.human;
   document.body.dataset.mode = state.mode;
+  renderReview();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1020,7 +1361,7 @@ function wire() {
   $('mode').addEventListener('change', (e) => {
     state.mode = e.target.value;
     clearMessage();
-    if (state.mode === 'analysis') bumpGeneration();
+    if (state.mode !== 'play') bumpGeneration();
     render();
     if (state.mode === 'play') maybeEngineMove();
   });
@@ -1043,6 +1384,16 @@ function wire() {
     startAnalysis();
   });
   $('analyze-stop').addEventListener('click', () => stopWithAnswer());
+  $('review-start').addEventListener('click', () => {
+    clearMessage();
+    startReview();
+  });
+  $('review-stop').addEventListener('click', () => stopReview());
+  $('review-graph').addEventListener('click', onGraphClick);
+  $('review-moves').addEventListener('click', (e) => {
+    const li = e.target.closest('li[data-turn]');
+    if (li) showReviewTurn(Number(li.dataset.turn));
+  });
   $('pv-first').addEventListener('click', () => resetPv(true));
   $('pv-back').addEventListener('click', () => stepPv(-1));
   $('pv-forward').addEventListener('click', () => stepPv(1));
@@ -1080,7 +1431,7 @@ async function main() {
     select.value = String(time);
   } else state.engineTime = Number($('engine-time').value);
   if (params.get('color') === 'b' || params.get('color') === 'w') state.human = params.get('color');
-  if (params.get('mode') === 'analysis') state.mode = 'analysis';
+  if (params.get('mode') === 'analysis' || params.get('mode') === 'review') state.mode = params.get('mode');
   state.flipped = state.human === 'b';
   render();
   try {
