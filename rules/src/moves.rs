@@ -206,6 +206,12 @@ impl FromStr for Move {
         if s.is_empty() {
             return Err(ParseMoveError::Empty);
         }
+        // A separator at either end or doubled ("xyz", "c3-", "c3xxe5") leaves an empty square
+        // name: the text is not shaped like a move at all, which says more than `"" is not a
+        // square` would.
+        if s.split(['-', 'x']).any(str::is_empty) {
+            return Err(ParseMoveError::Malformed(s.to_owned()));
+        }
         let has_step = s.contains('-');
         let has_jump = s.contains('x');
         match (has_step, has_jump) {
@@ -247,6 +253,19 @@ impl FromStr for Move {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn misshapen_moves_say_what_a_move_looks_like() {
+        for text in ["xyz", "x", "c3-", "-c3", "c3xxe5", "c3x"] {
+            let err = text.parse::<Move>().unwrap_err();
+            assert_eq!(err, ParseMoveError::Malformed(text.to_owned()), "{text}");
+            assert!(err.to_string().contains("is not a move"), "{err}");
+        }
+        let err = "C3".parse::<Move>().unwrap_err().to_string();
+        assert!(err.contains("lowercase: c3"), "{err}");
+        let err = "E3-D4".parse::<Move>().unwrap_err().to_string();
+        assert!(err.contains("lowercase: e3"), "{err}");
+    }
 
     #[test]
     fn round_trip() {
@@ -300,7 +319,7 @@ mod tests {
         ));
         assert!(matches!(
             "c3x".parse::<Move>(),
-            Err(ParseMoveError::Square(_))
+            Err(ParseMoveError::Malformed(_))
         ));
         let long = "a1xc3xa5xc7xa9xc7xa5xc3xa1xc3xa5xc7xa9xc7";
         assert!(matches!(

@@ -155,6 +155,15 @@ impl fmt::Display for ParseSquareError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParseSquareError::Syntax(s) => {
+                let lower = s.to_ascii_lowercase();
+                if lower != *s && lower.parse::<Square>().is_ok() {
+                    // The notation is lowercase (RULES.md §8); say so rather than guess.
+                    return write!(
+                        f,
+                        "{} is not a square (squares are written in lowercase: {lower})",
+                        crate::excerpt::Excerpt(s)
+                    );
+                }
                 write!(
                     f,
                     "{} is not a square (expected a file a-i and a rank 1-9, e.g. e5)",
