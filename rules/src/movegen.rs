@@ -268,6 +268,18 @@ impl Position {
         });
     }
 
+    /// Number of jumps of the longest complete chain of the side to move that begins with
+    /// `prefix` (0 if none does): what a route chosen so far can still reach.
+    pub(crate) fn longest_chain_through(&self, prefix: Chain) -> usize {
+        let mut best = 0;
+        self.for_each_chain(|c| {
+            if c.starts_with(prefix) {
+                best = best.max(c.len());
+            }
+        });
+        best
+    }
+
     /// Number of jumps of the longest capture chain available to the side to move (0 if none).
     pub fn max_capture_len(&self) -> usize {
         let mut best = 0;

@@ -69,6 +69,14 @@ impl Chain {
         Direction::from_index((self.dirs >> (2 * i)) as usize & 3)
     }
 
+    /// Whether this chain begins with `prefix` (same start, same first jumps).
+    pub(crate) fn starts_with(self, prefix: Chain) -> bool {
+        let mask = (1u64 << (2 * u32::from(prefix.len))) - 1;
+        self.from == prefix.from
+            && self.len >= prefix.len
+            && u64::from(self.dirs) & mask == u64::from(prefix.dirs)
+    }
+
     /// The directions of the jumps, in order.
     pub fn dirs(self) -> impl Iterator<Item = Direction> {
         (0..self.len()).map(move |i| self.dir(i))

@@ -41,6 +41,14 @@ pub enum IllegalReason {
         /// The landing square.
         to: Square,
     },
+    /// The chain is unfinished, and no way to finish it reaches the maximum: the route chosen
+    /// so far captures at most `best` men, another route `longest` (RULES.md §7.3).
+    RouteTooShort {
+        /// The most jumps a chain beginning like this one can make.
+        best: usize,
+        /// Jumps of the longest chain available.
+        longest: usize,
+    },
     /// Jump number `jump` reverses the previous jump (180° turn).
     Reversal {
         /// 1-based jump number.
@@ -84,6 +92,10 @@ impl fmt::Display for IllegalMove {
             IllegalReason::NotMaximal { jumps, longest } => write!(
                 f,
                 "{mv}: captures {jumps} but the longest chain captures {longest}; the maximum is compulsory"
+            ),
+            IllegalReason::RouteTooShort { best, longest } => write!(
+                f,
+                "{mv}: this route captures at most {best}, but another captures {longest}; the maximum capture is compulsory"
             ),
             IllegalReason::Incomplete { at } => {
                 write!(
@@ -185,6 +197,12 @@ impl Position {
                     prev = Some(d);
                 }
                 if scratch.can_continue(at, prev) {
+                    // Say "go on" only if going on can make a legal chain: otherwise the rule
+                    // that refuses the route is the maximum capture.
+                    let best = self.longest_chain_through(chain);
+                    if best < longest {
+                        return Err(IllegalReason::RouteTooShort { best, longest });
+                    }
                     return Err(IllegalReason::Incomplete { at });
                 }
                 Err(IllegalReason::NotMaximal {
@@ -269,6 +287,30 @@ mod tests {
         assert_eq!(
             reason(ROUND_TRIP, "d4xb6"),
             IllegalReason::Incomplete { at: sq("b6") }
+        );
+        // Issue 15: going on from f6 is possible, but no chain that way reaches the maximum.
+        assert_eq!(
+            reason(ROUND_TRIP, "d4xf6"),
+            IllegalReason::RouteTooShort {
+                best: 4,
+                longest: 5
+            }
+        );
+        assert!(
+            ROUND_TRIP
+                .parse::<Position>()
+                .unwrap()
+                .play("d4xf6".parse().unwrap())
+                .unwrap_err()
+                .to_string()
+                .contains("captures at most 4, but another captures 5")
+        );
+        assert_eq!(
+            reason(ROUND_TRIP, "d4xf6xd8"),
+            IllegalReason::RouteTooShort {
+                best: 4,
+                longest: 5
+            }
         );
         assert_eq!(
             reason(ROUND_TRIP, "d4xb6xd4"),

@@ -317,11 +317,7 @@ mod tests {
         assert_eq!((r.result.as_str(), r.termination.as_str()), ("1-0", ""));
         assert_eq!(r.moves, ["a1", "i9", "c3"]);
         assert!(!r.to_pgn().contains("Termination"));
-        let unfinished = &parse_pgn("a1 i9")
-            .unwrap()
-            .into_iter()
-            .next()
-            .unwrap();
+        let unfinished = &parse_pgn("a1 i9").unwrap().into_iter().next().unwrap();
         assert_eq!(unfinished.result, "*");
         // Black to move first: "1... i9".
         let b = GameRecord {
