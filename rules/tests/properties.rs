@@ -112,10 +112,41 @@ proptest! {
         }
     }
 
+    /// Steps and capture chains built from geometry (a playable start square, then diagonal
+    /// steps of one square or jumps of two that stay on the board), so that every case is a
+    /// well-formed move: it must parse, and print back as written. (A regex of random squares,
+    /// as this test once used, almost never produced a valid step or chain — issue 11.)
     #[test]
-    fn structured_moves_round_trip(s in "[a-i][1-9]((x[a-i][1-9]){1,13}|-[a-i][1-9])?") {
-        if let Ok(m) = s.parse::<Move>() {
-            prop_assert_eq!(m.to_string(), s);
+    fn structured_moves_round_trip(
+        file in 0u8..9,
+        rank in 0u8..9,
+        jump in any::<bool>(),
+        dirs in proptest::collection::vec(0usize..4, 1..=12),
+    ) {
+        // Playable squares have file and rank of the same parity.
+        let rank = if (file + rank) % 2 == 0 { rank } else { (rank + 1) % 9 };
+        prop_assume!((file + rank) % 2 == 0);
+        let name = |f: i8, r: i8| format!("{}{}", (b'a' + f as u8) as char, r + 1);
+        let (mut f, mut r) = (file as i8, rank as i8);
+        let mut text = name(f, r);
+        let (stride, limit) = if jump { (2, dirs.len()) } else { (1, 1) };
+        let mut made = 0;
+        for &d in dirs.iter().take(limit) {
+            let (df, dr) = [(1, 1), (-1, 1), (1, -1), (-1, -1)][d];
+            let (nf, nr) = (f + df * stride, r + dr * stride);
+            if !(0..9).contains(&nf) || !(0..9).contains(&nr) {
+                continue;
+            }
+            text.push(if jump { 'x' } else { '-' });
+            text.push_str(&name(nf, nr));
+            (f, r) = (nf, nr);
+            made += 1;
         }
+        prop_assume!(made > 0);
+        let parsed = text.parse::<Move>();
+        prop_assert!(parsed.is_ok(), "{} did not parse: {:?}", text, parsed);
+        let m = parsed.unwrap();
+        prop_assert_eq!(matches!(m, Move::Capture(_)), jump);
+        prop_assert_eq!(m.to_string(), text);
     }
 }
