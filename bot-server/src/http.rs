@@ -8,6 +8,12 @@
 //!   `final` event, then the stream closes; an `error` event if the search fails midway.
 //!   Closing the connection cancels the search; `POST /v1/StopSearch` with the `searchId` of
 //!   the updates ends it with its answer (a `final` event, stop reason `STOP_REASON_STOPPED`).
+//! - `POST /v1/AnalyzeGame`: Server-Sent Events, one `turn` event per analysed turn and a
+//!   `summary` event, each carrying the whole `GameReviewUpdate` (`{"turn": {...}}`,
+//!   `{"summary": {...}}`), then the stream closes; an `error` event if the review fails midway.
+//!   Closing the connection stops the review; `POST /v1/StopSearch` with its search id (the
+//!   client's `options.searchId`, or the `searchId` of the turns' analyses) ends it early with
+//!   its summary.
 //! - Errors: `{"code": "INVALID_ARGUMENT", "message": "..."}` with the matching HTTP status,
 //!   for every error of every layer (413, 405 and 415 included).
 //! - `GET /` and its assets: the web board (embedded in the binary).
@@ -290,14 +296,16 @@ unary!(apply_moves, apply_moves, pb::ApplyMovesRequest);
 unary!(server_info, server_info, pb::ServerInfoRequest);
 unary!(stop_search, stop_search, pb::StopSearchRequest);
 
-/// SSE events for the updates of one analysis; the stream ends after the final update.
-fn sse_events(
-    stream: impl Stream<Item = Result<pb::AnalysisUpdate, tonic::Status>> + Send + 'static,
+/// SSE events for the messages of a stream (an analysis's updates, a review's turns), each
+/// named by `kind`; the stream ends after the last one.
+fn sse_events<T: Serialize + Send + 'static>(
+    stream: impl Stream<Item = Result<T, tonic::Status>> + Send + 'static,
+    kind: fn(&T) -> &'static str,
 ) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
-    stream.map(|item| {
+    stream.map(move |item| {
         Ok(match item {
             Ok(update) => {
-                let kind = if update.r#final { "final" } else { "update" };
+                let kind = kind(&update);
                 match serde_json::to_string(&update) {
                     Ok(json) => Event::default().event(kind).data(json),
                     Err(e) => Event::default()
@@ -320,16 +328,39 @@ async fn analyze(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Re
     match g.service.analyze(req).await {
         // Dropping this response stream (the browser went away) drops the receiver, which the
         // engine notices and stops the search.
-        Ok(resp) => Sse::new(sse_events(resp.into_inner()))
-            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-            .into_response(),
+        Ok(resp) => {
+            let kind = |u: &pb::AnalysisUpdate| if u.r#final { "final" } else { "update" };
+            Sse::new(sse_events(resp.into_inner(), kind))
+                .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+                .into_response()
+        }
+        Err(status) => error_response(status),
+    }
+}
+
+async fn analyze_game(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
+    let req = match g.request::<pb::AnalyzeGameRequest>(&headers, body).await {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    match g.service.analyze_game(req).await {
+        // As for Analyze: a browser that goes away stops the review.
+        Ok(resp) => {
+            let kind = |u: &pb::GameReviewUpdate| match u.update {
+                Some(pb::game_review_update::Update::Summary(_)) => "summary",
+                _ => "turn",
+            };
+            Sse::new(sse_events(resp.into_inner(), kind))
+                .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+                .into_response()
+        }
         Err(status) => error_response(status),
     }
 }
 
 async fn not_found() -> Response {
     error_response(tonic::Status::not_found(
-        "no such endpoint: use POST /v1/{BestMove,Analyze,StopSearch,LegalMoves,ApplyMoves,ServerInfo} or GET /",
+        "no such endpoint: use POST /v1/{BestMove,Analyze,AnalyzeGame,StopSearch,LegalMoves,ApplyMoves,ServerInfo} or GET /",
     ))
 }
 
@@ -458,6 +489,10 @@ pub fn router(gateway: Gateway) -> Router {
             post(best_move).fallback(wrong_method("POST")),
         )
         .route("/v1/Analyze", post(analyze).fallback(wrong_method("POST")))
+        .route(
+            "/v1/AnalyzeGame",
+            post(analyze_game).fallback(wrong_method("POST")),
+        )
         .route(
             "/v1/LegalMoves",
             post(legal_moves).fallback(wrong_method("POST")),

@@ -13,6 +13,8 @@
 //!   tree reuse ([`games`]), shutdown; [`ponder`]: searching a game's tree on idle threads
 //!   between its moves; [`timeman`]: game clocks turned into move budgets,
 //!   [`budget`]: a search's budget counted from the request's arrival.
+//! - [`review`]: whole-game review (AnalyzeGame): a game's positions searched turn by turn,
+//!   the played moves classified, the turns streamed in order, a per-player summary.
 //! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
 //!   [`metrics`]: Prometheus; [`http`]: the HTTP/JSON gateway and the web board ([`web`]).
 //! - [`tools`]: the offline `emergo` subcommands; [`client`]: the ones that talk to a server.
@@ -36,6 +38,7 @@ pub mod net;
 pub mod players;
 pub mod ponder;
 pub mod request;
+pub mod review;
 pub mod runner;
 pub mod server;
 pub mod service;

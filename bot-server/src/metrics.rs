@@ -1,5 +1,5 @@
 //! Prometheus metrics: requests by RPC and status, latency, queue, running searches, ponders,
-//! playouts, tree memory (in use, kept, budget) and reclaims.
+//! playouts, tree memory (in use, kept, budget) and reclaims, game reviews and their turns.
 //!
 //! Recording goes through the `metrics` facade (a no-op until a recorder is installed), so the
 //! service code records unconditionally; `--metrics-listen` installs the Prometheus recorder and
@@ -37,6 +37,12 @@ pub fn search_finished(playouts: u64, playouts_per_second: f64, reclaims: u32, r
     metrics::gauge!("emergo_last_search_playouts_per_second").set(playouts_per_second);
     metrics::counter!("emergo_tree_reclaims_total").increment(u64::from(reclaims));
     metrics::counter!("emergo_tree_nodes_reclaimed_total").increment(reclaimed);
+}
+
+/// Records a finished game review (AnalyzeGame) and the turns it analysed.
+pub fn review_finished(turns: u64) {
+    metrics::counter!("emergo_reviews_total").increment(1);
+    metrics::counter!("emergo_review_turns_total").increment(turns);
 }
 
 /// Records the number of ponders holding threads (`SearchOptions.ponder`).

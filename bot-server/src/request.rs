@@ -299,7 +299,7 @@ fn check_clock(c: &pb::Clock) -> Result<timeman::Clock, ServiceError> {
 }
 
 /// `SearchOptions.priority` (an open proto3 enum: any number can arrive).
-fn priority(value: i32) -> Result<Priority, ServiceError> {
+pub(crate) fn priority(value: i32) -> Result<Priority, ServiceError> {
     match pb::Priority::try_from(value) {
         Ok(pb::Priority::Interactive) => Ok(Priority::Interactive),
         Ok(pb::Priority::Unspecified | pb::Priority::Normal) => Ok(Priority::Normal),

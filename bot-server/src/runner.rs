@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use emergo_mcts::{Search, SearchParams, StopReason as MctsStop};
+use emergo_mcts::{Search, SearchParams, Snapshot, StopReason as MctsStop};
 use emergo_proto::v1 as pb;
 use emergo_rules::Move;
 use tokio::sync::{mpsc, oneshot};
@@ -60,11 +60,13 @@ pub enum StopCause {
     Superseded = 6,
 }
 
-/// The stop switch of one running search.
+/// The stop switch of one running search (or of a game review's searches, [`crate::review`]).
 #[derive(Debug)]
 pub struct StopControl {
     flag: Arc<AtomicBool>,
     cause: AtomicU8,
+    /// Wakes the tasks waiting in [`StopControl::stopped`].
+    notify: tokio::sync::Notify,
 }
 
 impl StopControl {
@@ -73,6 +75,7 @@ impl StopControl {
         StopControl {
             flag: Arc::new(AtomicBool::new(false)),
             cause: AtomicU8::new(StopCause::None as u8),
+            notify: tokio::sync::Notify::new(),
         }
     }
 
@@ -88,7 +91,20 @@ impl StopControl {
             )
             .is_ok();
         self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
         first
+    }
+
+    /// Resolves once the switch is raised (at once if it already is): for async code that
+    /// waits on something else meanwhile, such as threads for the next search.
+    pub async fn stopped(&self) {
+        let notified = self.notify.notified();
+        let mut notified = std::pin::pin!(notified);
+        // Registered before the flag is read: a `stop` after this line wakes it.
+        notified.as_mut().enable();
+        if !self.is_stopped() {
+            notified.await;
+        }
     }
 
     /// True once stopped, whatever the cause.
@@ -123,9 +139,9 @@ impl Default for StopControl {
 
 /// Stops the search when the request's future is dropped before it finished (the client went
 /// away: tonic drops the handler of a cancelled call).
-struct CancelOnDrop {
-    ctl: Arc<StopControl>,
-    armed: bool,
+pub(crate) struct CancelOnDrop {
+    pub(crate) ctl: Arc<StopControl>,
+    pub(crate) armed: bool,
 }
 
 impl Drop for CancelOnDrop {
@@ -158,13 +174,15 @@ pub struct Engine {
     shutting_down: AtomicBool,
 }
 
-/// Unregisters a search and returns its threads when the supervisor ends, however it ends.
-struct Running {
+/// Unregisters a search and returns its threads when the supervisor ends, however it ends
+/// ([`Engine::running`]).
+pub(crate) struct Running {
     engine: Arc<Engine>,
     id: u64,
     _grant: Grant,
-    /// Dropped after the grant: the id stays stoppable until the search has ended.
-    _registration: Registration,
+    /// Dropped after the grant: the id stays stoppable until the search has ended. `None` for
+    /// the searches of a game review, whose id is registered once for the whole review.
+    _registration: Option<Registration>,
 }
 
 impl Drop for Running {
@@ -237,6 +255,100 @@ impl Engine {
         }
     }
 
+    /// Counts a search that holds `grant` as running (ServerInfo, metrics, and the shutdown,
+    /// which stops `ctl`) until the returned guard is dropped, which also returns the threads
+    /// and then drops `registration`.
+    pub(crate) fn running(
+        self: &Arc<Self>,
+        ctl: Arc<StopControl>,
+        grant: Grant,
+        registration: Option<Registration>,
+    ) -> Running {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.lock_active().insert(id, ctl.clone());
+        crate::metrics::running_searches(self.running_searches());
+        // Checked after the insertion: a shutdown that began before it stops this search here,
+        // one that begins after it finds it in the map.
+        if self.is_shutting_down() {
+            ctl.stop(StopCause::Shutdown);
+        }
+        Running {
+            engine: self.clone(),
+            id,
+            _grant: grant,
+            _registration: registration,
+        }
+    }
+
+    /// The parameters every search starts from: the server's node cap and search configuration
+    /// (`--mcts`); the caller sets threads, seed, limits and principal variations.
+    pub(crate) fn base_params(&self) -> SearchParams {
+        let mut params = SearchParams {
+            max_nodes: self.config.max_nodes,
+            ..SearchParams::default()
+        };
+        self.config.mcts.apply(&mut params);
+        params
+    }
+
+    /// The search state of a game's current position, with the server's knowledge.
+    pub(crate) fn state_of(&self, game: &emergo_rules::Game) -> EmergoState {
+        EmergoState::from_game(game).with_knowledge(self.knowledge.clone())
+    }
+
+    /// Counts a finished search (ServerInfo's searches_completed, metrics).
+    pub(crate) fn finished(&self, snapshot: &Snapshot<Move>) {
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        crate::metrics::search_finished(
+            snapshot.playouts,
+            snapshot.playouts_per_second,
+            snapshot.reclaims,
+            snapshot.nodes_reclaimed,
+        );
+    }
+
+    /// A search with an empty tree, with `grant` grown to the share of a search on `threads`
+    /// threads (evicting the least recently used kept trees for room) and the tree limited to it.
+    pub(crate) fn fresh_search(
+        &self,
+        state: EmergoState,
+        mut params: SearchParams,
+        threads: usize,
+        grant: &mut TreeGrant,
+    ) -> Search<EmergoState> {
+        let evict = || self.games.evict_oldest().map(drop).is_some();
+        params.max_tree_bytes = grant.grow_to(self.memory.share(threads), evict);
+        Search::new(state, params)
+    }
+
+    /// `tree` advanced by `moves` (keeping the subtree below them), its grant grown to the
+    /// share of a search on `threads` threads and the tree limited to it, set up with `params`;
+    /// and the visits kept.
+    pub(crate) fn continue_search(
+        &self,
+        tree: BudgetedSearch,
+        moves: &[Move],
+        mut params: SearchParams,
+        threads: usize,
+    ) -> (BudgetedSearch, u64) {
+        let share = self.memory.share(threads);
+        let evict = || self.games.evict_oldest().map(drop).is_some();
+        let BudgetedSearch {
+            mut search,
+            mut grant,
+        } = tree;
+        grant.grow_to(share, evict);
+        // The grant covers what the tree holds. A tree larger than this search's share (its
+        // last search had more threads) is cut down to it by `set_params`; the limit is set
+        // before `advance`, whose copy must stay within it too.
+        let limit = share.min(grant.bytes());
+        params.max_tree_bytes = limit;
+        search.set_params(params);
+        let reused = search.advance(moves);
+        grant.shrink_to(limit.max(search.memory_bytes()));
+        (BudgetedSearch { search, grant }, reused)
+    }
+
     /// Runs one search. With `updates`, a snapshot is sent every report interval while it runs
     /// (the final update is returned, not sent). `deadline` is the client's gRPC deadline.
     pub async fn search(
@@ -295,25 +407,13 @@ impl Engine {
             },
             max_time: job.max_time,
             max_playouts: job.max_playouts,
-            max_nodes: self.config.max_nodes,
             pv_len: job.pv_len,
             multi_pv: job.multi_pv,
-            ..SearchParams::default()
+            ..self.base_params()
         };
-        self.config.mcts.apply(&mut params);
         params.smart_pruning &= !job.exhaustive;
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.lock_active().insert(id, ctl.clone());
-        crate::metrics::running_searches(self.running_searches());
-        if self.is_shutting_down() {
-            ctl.stop(StopCause::Shutdown);
-        }
-        let running = Running {
-            engine: self.clone(),
-            id,
-            _grant: grant,
-            _registration: registration,
-        };
+        let running = self.running(ctl.clone(), grant, Some(registration));
+        let id = running.id;
 
         let (done_tx, done_rx) = oneshot::channel();
         let interval = job.report_interval;
@@ -434,13 +534,7 @@ impl Engine {
                     }
                 }
                 let (search, snapshot) = handle.wait();
-                engine.completed.fetch_add(1, Ordering::Relaxed);
-                crate::metrics::search_finished(
-                    snapshot.playouts,
-                    snapshot.playouts_per_second,
-                    snapshot.reclaims,
-                    snapshot.nodes_reclaimed,
-                );
+                engine.finished(&snapshot);
                 let reason =
                     final_reason(snapshot.stop_reason, thread_ctl.cause(), deadline_limited);
                 let mut update = convert::update(&snapshot, &fen, threads, true, Some(reason));
@@ -530,32 +624,21 @@ impl Engine {
         &self,
         job: &SearchJob,
         state: EmergoState,
-        mut params: SearchParams,
+        params: SearchParams,
         threads: usize,
         grant: &mut TreeGrant,
     ) -> (Search<EmergoState>, u64) {
-        let share = self.memory.share(threads);
-        let evict = || self.games.evict_oldest().map(drop).is_some();
         if let (Some(id), true) = (&job.game_id, job.root_moves.is_empty()) {
             if let Some(kept) = self.games.take(id) {
                 if let Some(extra) = kept.continuation(&job.position.fen, &job.position.moves) {
                     let KeptGame { tree, pondered, .. } = kept;
+                    let (tree, reused) = self.continue_search(tree, extra, params, threads);
                     let BudgetedSearch {
-                        mut search,
+                        search,
                         grant: kept_grant,
                     } = tree;
                     // The (empty) grant is replaced by the one that pays for the kept tree.
                     *grant = kept_grant;
-                    grant.grow_to(share, evict);
-                    // The grant covers what the tree holds. A tree larger than this search's
-                    // share (its last search had more threads) is cut down to it by
-                    // `set_params`; the limit is set before `advance`, whose copy must stay
-                    // within it too.
-                    let limit = share.min(grant.bytes());
-                    params.max_tree_bytes = limit;
-                    search.set_params(params);
-                    let reused = search.advance(extra);
-                    grant.shrink_to(limit.max(search.memory_bytes()));
                     return (search, pondered.visits_after(extra, reused));
                 }
                 // A different line of play: the kept tree is of no use (freed here, before
@@ -563,8 +646,7 @@ impl Engine {
                 drop(kept);
             }
         }
-        params.max_tree_bytes = grant.grow_to(share, evict);
-        (Search::new(state, params), 0)
+        (self.fresh_search(state, params, threads, grant), 0)
     }
 }
 
@@ -634,7 +716,7 @@ impl DeadlinePlan {
 /// The final update's stop reason: the search's own, with the causes only the server knows
 /// filled in (a stop from outside is a cancellation or the shutdown; time clipped by the
 /// deadline is the deadline).
-fn final_reason(
+pub(crate) fn final_reason(
     stop: Option<MctsStop>,
     cause: StopCause,
     deadline_limited: bool,

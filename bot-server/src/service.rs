@@ -15,6 +15,7 @@ use crate::convert;
 use crate::error::ServiceError;
 use crate::logging::LogSafe;
 use crate::request::{self, SearchJob, parse_position};
+use crate::review::{self, ReviewJob};
 use crate::runner::{Engine, UpdateResult};
 use crate::stop::SearchId;
 
@@ -102,14 +103,57 @@ fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
 #[tonic::async_trait]
 impl EmergoBot for BotService {
     type AnalyzeStream = ReceiverStream<UpdateResult>;
-    type AnalyzeGameStream = ReceiverStream<Result<pb::GameReviewUpdate, Status>>;
+    type AnalyzeGameStream = ReceiverStream<review::ReviewResult>;
 
     async fn analyze_game(
         &self,
-        _req: Request<pb::AnalyzeGameRequest>,
+        req: Request<pb::AnalyzeGameRequest>,
     ) -> Result<Response<Self::AnalyzeGameStream>, Status> {
-        // Issue 14 in progress: the review service lands in the next commits.
-        Err(Status::unimplemented("AnalyzeGame is not implemented yet"))
+        let started = Instant::now();
+        let deadline = deadline_of(&req);
+        let r = req.into_inner();
+        let span = request_span("AnalyzeGame", "");
+        let job = span.in_scope(|| {
+            let job = ReviewJob::from_request(&r, &self.engine.config, |game| {
+                self.engine.state_of(game)
+            })?;
+            tracing::info!(
+                turns = job.turns.len(),
+                searches = job.searches.len(),
+                max_time_ms = job.max_time.map(|t| t.as_millis() as u64),
+                max_playouts = job.max_playouts,
+                threads = job.threads,
+                priority = ?job.priority,
+                "review"
+            );
+            Ok(job)
+        });
+        let job = match job {
+            Ok(job) => job,
+            Err(e) => return span.in_scope(|| finish("AnalyzeGame", started, Err(e))),
+        };
+        let (tx, rx) = mpsc::channel(32);
+        let engine = self.engine.clone();
+        tokio::spawn(
+            async move {
+                let result = review::run(engine, job, deadline, tx.clone()).await;
+                let item =
+                    finish("AnalyzeGame", started, result).map(|summary| pb::GameReviewUpdate {
+                        update: Some(pb::game_review_update::Update::Summary(summary)),
+                    });
+                // As for Analyze: past the deadline nobody waits for the summary.
+                match deadline {
+                    Some(d) => {
+                        let _ = tokio::time::timeout_at(d.into(), tx.send(item)).await;
+                    }
+                    None => {
+                        let _ = tx.send(item).await;
+                    }
+                }
+            }
+            .instrument(span),
+        );
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 
     async fn analyze(
