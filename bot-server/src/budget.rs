@@ -34,6 +34,8 @@ pub struct SearchBudget {
     stopped: Option<BudgetReason>,
     /// The search's own time limit when it started.
     search_time: Option<Duration>,
+    /// The server's caps cut the client's budget (see `SearchJob::capped`).
+    capped: bool,
 }
 
 impl SearchBudget {
@@ -44,6 +46,7 @@ impl SearchBudget {
             clock: job.time_budget.map(|b| (b, Watch::new(b))),
             stopped: None,
             search_time: None,
+            capped: job.capped,
         }
     }
 
@@ -122,7 +125,7 @@ impl SearchBudget {
         let Some((b, watch)) = &self.clock else {
             stats.budget_ms = self.search_time.map_or(0, ms);
             stats.budget_max_ms = stats.budget_ms;
-            stats.budget_reason = if deadline_limited {
+            stats.budget_reason = if deadline_limited || self.capped {
                 pb::BudgetReason::Capped
             } else {
                 pb::BudgetReason::Fixed

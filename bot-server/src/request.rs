@@ -90,6 +90,9 @@ pub struct SearchJob {
     pub max_time: Option<Duration>,
     /// Playout budget, already clipped to the server cap.
     pub max_playouts: Option<u64>,
+    /// Whether the server's caps (`--max-time-ms`, `--max-playouts`) cut the client's time or
+    /// playout budget: the final update then says `BUDGET_REASON_CAPPED` with the budget granted.
+    pub capped: bool,
     /// Threads to use.
     pub threads: usize,
     /// Root moves with a PV.
@@ -156,6 +159,8 @@ impl SearchJob {
             Some(ms) => Some(Duration::from_millis(u64::from(ms.min(config.max_time_ms)))),
             None => None,
         };
+        let capped = limits.max_time_ms.is_some_and(|ms| ms > config.max_time_ms)
+            || limits.max_playouts.is_some_and(|n| n > config.max_playouts);
         let max_playouts = match limits.max_playouts {
             Some(0) => {
                 return Err(ServiceError::invalid(
@@ -254,6 +259,7 @@ impl SearchJob {
             position,
             max_time,
             max_playouts,
+            capped,
             threads,
             multi_pv: o.multi_pv.max(1) as usize,
             pv_len: if o.pv_length == 0 {

@@ -143,6 +143,39 @@ async fn best_move_with_a_clock_reports_a_budget_within_it() {
 }
 
 /// The gateway's JSON follows the contract: `limits.clock` in, the budget figures out.
+/// Issue 15: a budget the server's caps cut is reported as capped, with the budget granted,
+/// whatever ended the search (time, or the best move settling early).
+#[tokio::test]
+async fn a_budget_cut_by_the_server_cap_says_capped() {
+    let server = TestServer::start(ServerConfig {
+        max_time_ms: 60,
+        ..config()
+    })
+    .await;
+    let mut client = server.client().await;
+    use pb::BudgetReason as B;
+    let fixed = |ms: u32| pb::Limits {
+        max_time_ms: Some(ms),
+        ..Default::default()
+    };
+    let r = client
+        .best_move(request(&["a1".into()], fixed(5_000), ""))
+        .await
+        .unwrap()
+        .into_inner();
+    let s = stats(&r);
+    assert_eq!(B::try_from(s.budget_reason), Ok(B::Capped), "{s:?}");
+    assert_eq!((s.budget_ms, s.budget_max_ms), (60, 60), "{s:?}");
+    // Within the cap: fixed.
+    let r = client
+        .best_move(request(&["a1".into()], fixed(60), ""))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(B::try_from(stats(&r).budget_reason), Ok(B::Fixed));
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn the_http_gateway_takes_a_clock() {
     let server = TestServer::start(config()).await;
