@@ -29,6 +29,17 @@ pub fn stop_reason(r: Option<MctsStop>) -> pb::StopReason {
     }
 }
 
+/// The position's value for the side to move as clients show it: the value of the move the
+/// engine would play (a proven root: its exact value). The root node's own mean averages every
+/// move tried, the poor ones too, so it sat a point or two below the best move's value shown
+/// beside it (issue 15); one definition everywhere.
+fn headline_value(s: &Snapshot<Move>) -> f32 {
+    match (s.root_proven, s.moves.first()) {
+        (None, Some(best)) if best.visits > 0 && s.best_move == Some(best.mv) => best.value,
+        _ => s.root_value,
+    }
+}
+
 /// An analysis update from a snapshot.
 pub fn update(
     s: &Snapshot<Move>,
@@ -55,9 +66,9 @@ pub fn update(
     let (root_proof, root_plies) = proof(s.root_proven);
     pb::AnalysisUpdate {
         r#final: last,
-        moves,
         best_move: s.best_move.map(|m| m.to_string()).unwrap_or_default(),
-        root_value: s.root_value,
+        root_value: headline_value(s),
+        moves,
         root_proof: root_proof as i32,
         root_proof_plies: root_plies,
         stats: Some(pb::SearchStats {

@@ -180,6 +180,9 @@ async fn best_move_and_analyze() {
     assert!(last.r#final);
     assert_eq!(last.stop_reason(), pb::StopReason::Time);
     assert_eq!(last.fen, "8a@/9/9/9/9/9/9/9/A@8 w 2 11,11");
+    // Issue 15: one headline value, the best move's own.
+    assert_eq!(last.best_move, last.moves[0].r#move);
+    assert_eq!(last.root_value, last.moves[0].value);
     for m in last.moves.iter().take(3) {
         assert!(m.pv.len() >= 2, "short PV {:?}", m.pv);
         assert_legal_line(INITIAL, &["a1", "i9"], &m.pv);
