@@ -629,6 +629,8 @@ const CLASS = {
 };
 const classOf = (t) => CLASS[t.class] || { name: '', mark: '' };
 const pct = (v) => `${(100 * (v || 0)).toFixed(1)}%`;
+/** Whether the engine preferred another move (a "best" one may differ from its first choice by a hair). */
+const worse = (t) => t.bestMove && t.bestMove !== t.playedMove && !['MOVE_CLASS_BEST', 'MOVE_CLASS_FORCED'].includes(t.class);
 /** White's expected score after the turn's move (the mover's value, turned round for Black). */
 const whiteScore = (t) => (t.player === 'b' ? 1 - (t.playedValue || 0) : t.playedValue || 0);
 
@@ -866,7 +868,7 @@ function reviewRow(t) {
   const why = document.createElement('span');
   why.className = 'why';
   let text = `${c.name} · ${pct(t.playedValue)}`;
-  if (t.bestMove && t.bestMove !== t.playedMove) text += ` · best ${t.bestMove} ${pct(t.bestValue)}`;
+  if (worse(t)) text += ` · best ${t.bestMove} ${pct(t.bestValue)}`;
   why.textContent = text;
   li.append(num, mv, why);
   return li;
@@ -913,7 +915,7 @@ function renderReview() {
     const line = (shown.bestPv || []).slice(0, 8).join(' ');
     detail.textContent =
       `Turn ${shown.turn} (${NAME[shown.player] || shown.player}): played ${shown.playedMove}${c.mark} — ${c.name}, ${pct(shown.playedValue)}` +
-      (shown.bestMove && shown.bestMove !== shown.playedMove
+      (worse(shown)
         ? `; loss ${(100 * (shown.loss || 0)).toFixed(1)}. Best ${shown.bestMove} ${pct(shown.bestValue)}${line ? `: ${line}` : ''}`
         : '') +
       '.';

@@ -16,8 +16,8 @@ use emergo_tests::{TestServer, workspace_root};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const INSTALL: &str = "apt-get update && apt-get install -y chromium nodejs npm";
-/// The whole browser session (three scenarios, a few engine moves, one analysis) takes well under
-/// a minute; this only guards against a hung browser.
+/// The whole browser session (four scenarios, a few engine moves, one analysis, a few game reviews)
+/// takes well under a minute; this only guards against a hung browser.
 const NODE_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn runs(program: &str, arg: &str) -> bool {
@@ -126,7 +126,9 @@ async fn web_board_in_headless_chromium() {
     let artifacts: PathBuf = root.join("target/web-artifacts");
     std::fs::create_dir_all(&artifacts).expect("create target/web-artifacts");
     let screenshot = artifacts.join("board.png");
+    let review = artifacts.join("review.png");
     let _ = std::fs::remove_file(&screenshot);
+    let _ = std::fs::remove_file(&review);
 
     let server = TestServer::start(ServerConfig {
         threads: 2,
@@ -150,10 +152,12 @@ async fn web_board_in_headless_chromium() {
     eprintln!("{text}");
     server.stop().await;
     assert!(ok, "the browser test failed: see its output above");
-    let size = std::fs::metadata(&screenshot).map(|m| m.len()).unwrap_or(0);
-    assert!(
-        size > 10_000,
-        "{} missing or empty ({size} bytes)",
-        screenshot.display()
-    );
+    for shot in [&screenshot, &review] {
+        let size = std::fs::metadata(shot).map(|m| m.len()).unwrap_or(0);
+        assert!(
+            size > 10_000,
+            "{} missing or empty ({size} bytes)",
+            shot.display()
+        );
+    }
 }

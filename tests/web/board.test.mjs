@@ -6,10 +6,13 @@
 // It plays against the engine by clicking (entries, an illegal click, undo, the game record), plays
 // a five-jump capture chain square by square, runs a live analysis (the table updates, visits grow,
 // the best line is drawn with arrows and can be stepped through), stops it with its answer (StopSearch:
-// the final result stays shown, the server's search ends), and saves screenshots. Exits non-zero with
-// a message on the first failure.
+// the final result stays shown, the server's search ends), reviews a pasted 100-turn game (the
+// evaluation graph fills in, mistakes are marked, clicking one shows its position and the engine's
+// line, the summary appears, Stop ends a review with a summary, a bad record names its turn, no
+// horizontal scrolling at 390 px), and saves screenshots. Exits non-zero with a message on the
+// first failure.
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -257,6 +260,109 @@ async function analyse(page) {
   log('  stopped; the server has no running search');
 }
 
+// The built-in game of `emergo loadtest --rpc review`: 100 turns, mcts:playouts=100 (White, who
+// makes mistakes) against mcts:playouts=1000.
+const REVIEW_RECORD = readFileSync(new URL('../../bot-server/src/client/review-100.pgn', import.meta.url), 'utf8');
+
+const reviewState = (page) =>
+  page.evaluate(() => ({
+    state: document.getElementById('review-state').dataset.state,
+    text: document.getElementById('review-state').textContent,
+    points: document.querySelectorAll('#review-graph circle.pt').length,
+    rows: [...document.querySelectorAll('#review-moves li')].map((li) => ({ turn: Number(li.dataset.turn), cls: li.dataset.class, text: li.innerText })),
+    detail: document.getElementById('review-detail').textContent,
+    detailTurn: document.getElementById('review-detail').dataset.turn,
+    message: document.getElementById('message').textContent,
+  }));
+
+async function reviewGame(page) {
+  log('review: a pasted 100-turn record, the graph filling in, a marked mistake clicked');
+  const moves = REVIEW_RECORD.split('\n\n')[1].split(/\s+/).filter((t) => t && !/^\d+\.$/.test(t) && !/^(1-0|0-1|1\/2|\*)$/.test(t));
+  check(moves.length === 100, `the sample record should have 100 moves, found ${moves.length}`);
+  await page.goto(`${BASE}/?mode=review`);
+  await waitReady(page);
+  check(await page.locator('#review').isVisible(), 'the review panel is shown in review mode');
+  await page.fill('#review-record', REVIEW_RECORD);
+  await page.selectOption('#review-budget', 'p500');
+  await page.click('#review-start');
+  // The graph fills in as turns arrive.
+  const counts = [];
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const st = await reviewState(page);
+    if (counts[counts.length - 1] !== st.points) counts.push(st.points);
+    if (st.state !== 'running' || Date.now() > deadline) break;
+    await sleep(30);
+  }
+  let st = await reviewState(page);
+  check(st.state === 'done', `the review should end with a summary: ${JSON.stringify({ state: st.state, text: st.text, message: st.message })}`);
+  log(`  points drawn as turns arrived: ${counts.join(' -> ')}; ${st.text}`);
+  check(st.points === 100, `the graph should have 100 points, has ${st.points}`);
+  check(st.rows.length === 100 && st.rows[0].turn === 1 && st.rows[99].turn === 100, `the move list should have turns 1..100: ${st.rows.length}`);
+  check((await page.locator('#review-summary').isVisible()) && /^\d+(\.\d)?%$/.test(await page.locator('#review-summary tr[data-row="accuracy"] td').nth(1).innerText()),
+    'the summary shows White\'s accuracy');
+  const board = await boardState(page);
+  check(board.moves.length === 100 && board.moves[99] === moves[99], 'the board holds the reviewed game');
+  const marked = st.rows.filter((r) => ['blunder', 'mistake', 'inaccuracy'].includes(r.cls));
+  log(`  classes: ${['blunder', 'mistake', 'inaccuracy'].map((c) => `${st.rows.filter((r) => r.cls === c).length} ${c}`).join(', ')}`);
+  check(marked.length > 0, 'a game by a 100-playout engine has marked moves');
+  const worst = st.rows.find((r) => r.cls === 'blunder') || st.rows.find((r) => r.cls === 'mistake') || marked[0];
+  check(worst.text.includes({ blunder: '??', mistake: '?', inaccuracy: '?!' }[worst.cls]), `the row is marked: ${worst.text}`);
+
+  // Clicking its point on the graph shows the position before the move, and the better line.
+  await page.click(`#review-graph circle[data-turn="${worst.turn}"]`);
+  await waitFor(page, `the position before turn ${worst.turn}`, (t) => Number(document.getElementById('board').dataset.ply) === t - 1 && document.getElementById('status').dataset.state === 'ready', worst.turn);
+  const expected = await api('ApplyMoves', { fen: INITIAL, moves: moves.slice(0, worst.turn - 1) });
+  st = await reviewState(page);
+  check((await boardState(page)).fen === expected.fen, `the board should show the position before turn ${worst.turn}`);
+  check(st.detailTurn === String(worst.turn) && /Best /.test(st.detail), `the detail names the better move: ${st.detail}`);
+  await waitFor(page, 'the better line drawn as arrows', () => document.querySelectorAll('#arrows .arrow').length >= 1);
+  check(await page.locator(`#review-moves li[data-turn="${worst.turn}"].current`).count() === 1, 'the move is highlighted in the list');
+  log(`  turn ${worst.turn} (${worst.cls}): ${st.detail}`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(shotDir, 'review.png') });
+
+  // Clicking a row of the move list jumps too.
+  const other = marked.find((r) => r.turn !== worst.turn) || st.rows[10];
+  await page.click(`#review-moves li[data-turn="${other.turn}"]`);
+  await waitFor(page, `the position before turn ${other.turn}`, (t) => Number(document.getElementById('board').dataset.ply) === t - 1, other.turn);
+
+  // A phone: no horizontal scrolling.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await sleep(200);
+  const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  check(widths.scroll <= widths.client, `no horizontal scrolling at 390 px: the page is ${widths.scroll} px wide`);
+  await page.locator('#review').screenshot({ path: join(shotDir, 'review-phone.png') });
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // Stop: the server ends the review with a summary of the turns done.
+  await page.selectOption('#review-budget', 't1000');
+  await page.click('#review-start');
+  await waitFor(page, 'a first turn of the slow review', () => document.querySelectorAll('#review-graph circle.pt').length >= 1, undefined, 60_000);
+  await page.click('#review-stop');
+  await waitFor(page, 'the stopped review', () => document.getElementById('review-state').dataset.state !== 'running');
+  st = await reviewState(page);
+  check(st.state === 'done' && /stopped/.test(st.text) && st.points < 100, `Stop should end the review with a summary: ${st.text} (${st.points} points)`);
+  const until = Date.now() + 10_000;
+  let running = -1;
+  while (Date.now() < until) {
+    const info = await api('ServerInfo', {});
+    running = (info.load && info.load.runningSearches) || 0;
+    if (running === 0) break;
+    await sleep(100);
+  }
+  check(running === 0, `the server should stop reviewing after Stop (running searches: ${running})`);
+  log(`  stopped: ${st.text}`);
+
+  // A bad record: the server's error names the turn.
+  await page.fill('#review-record', REVIEW_RECORD.replace('3. i9 g7', '3. i9 i9'));
+  await page.click('#review-start');
+  await waitFor(page, 'the review error', () => document.getElementById('review-state').dataset.state === 'failed');
+  st = await reviewState(page);
+  check(/INVALID_ARGUMENT/.test(st.message) && /turn 6/.test(st.message), `the error should name turn 6: ${st.message}`);
+  log(`  bad record: ${st.message}`);
+}
+
 async function main() {
   mkdirSync(shotDir, { recursive: true });
   const browser = await chromium.launch({
@@ -275,6 +381,7 @@ async function main() {
     await playGame(page);
     await playChain(page);
     await analyse(page);
+    await reviewGame(page);
     check(errors.length === 0, `JavaScript errors in the page:\n${errors.join('\n')}`);
   } finally {
     await browser.close();

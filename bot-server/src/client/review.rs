@@ -467,7 +467,10 @@ pub fn turn_line(t: &pb::TurnReview) -> String {
         t.turn,
         class_word(class)
     );
-    if !t.best_move.is_empty() && t.best_move != t.played_move {
+    // The engine's move, when it thought better of it (a "best" move may differ from the
+    // engine's first choice by less than a point, or be valued higher after it was played).
+    let worse = !matches!(class, pb::MoveClass::Best | pb::MoveClass::Forced);
+    if worse && !t.best_move.is_empty() && t.best_move != t.played_move {
         let best_value = match t.proof() {
             pb::ProofStatus::Unproven => pct(t.best_value),
             proof => proof_label(proof, t.proof_plies),
@@ -609,17 +612,17 @@ pub fn summary_text(s: &pb::GameReviewSummary) -> String {
         format!("{:.1}", f64::from(white.mean_loss) * 100.0),
         format!("{:.1}", f64::from(black.mean_loss) * 100.0),
     );
-    let counts: [(&str, fn(&pb::PlayerReview) -> u32); 7] = [
-        ("turns", |p| p.turns),
-        ("best", |p| p.best),
-        ("good", |p| p.good),
-        ("inaccuracies (?!)", |p| p.inaccuracies),
-        ("mistakes (?)", |p| p.mistakes),
-        ("blunders (??)", |p| p.blunders),
-        ("forced", |p| p.forced),
-    ];
-    for (name, get) in counts {
-        row(name, get(&white).to_string(), get(&black).to_string());
+    let (w, b) = (&white, &black);
+    for (name, wn, bn) in [
+        ("turns", w.turns, b.turns),
+        ("best", w.best, b.best),
+        ("good", w.good, b.good),
+        ("inaccuracies (?!)", w.inaccuracies, b.inaccuracies),
+        ("mistakes (?)", w.mistakes, b.mistakes),
+        ("blunders (??)", w.blunders, b.blunders),
+        ("forced", w.forced, b.forced),
+    ] {
+        row(name, wn.to_string(), bn.to_string());
     }
     let status = s.status.clone().unwrap_or_default();
     let ended = match s.stop_reason() {
