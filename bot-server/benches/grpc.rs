@@ -13,7 +13,7 @@ use emergo_mcts::{Search, SearchParams};
 use emergo_proto::v1 as pb;
 use emergo_rules::Position;
 
-const INITIAL: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+const INITIAL: &str = emergo_rules::INITIAL_FEN;
 
 fn in_process(ms: u64) -> u64 {
     let params = SearchParams {

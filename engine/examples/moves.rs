@@ -7,7 +7,7 @@ use emergo_rules::Game;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let depth: u32 = args[1].parse().unwrap();
-    let game = Game::from_fen_and_moves("9/9/9/9/9/9/9/9/9 w 0 12,12", &args[2..]).unwrap();
+    let game = Game::from_fen_and_moves(emergo_rules::INITIAL_FEN, &args[2..]).unwrap();
     println!("{}", game.position());
     for &m in game.legal_moves().iter() {
         let mut g = game.clone();

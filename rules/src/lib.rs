@@ -65,7 +65,7 @@ pub use outcome::{EndReason, GameResult, Outcome};
 pub use perft::{perft, perft_divide};
 pub use play::{IllegalMove, IllegalReason};
 pub use playout::{Playout, PlayoutRng, playout_rng, random_playout};
-pub use position::Position;
+pub use position::{INITIAL_FEN, Position};
 pub use square::{
     ALL_SQUARES, BitIter, Bitboard, Direction, NUM_SQUARES, ParseSquareError, Square,
 };

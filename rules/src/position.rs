@@ -34,6 +34,10 @@ impl Default for Position {
     }
 }
 
+/// The standard start position in FEN: empty board, White to move, twelve men in hand each
+/// (RULES.md §3). The one definition the workspace uses.
+pub const INITIAL_FEN: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+
 impl Position {
     /// The initial position: empty board, 12 men in hand each, White to move.
     pub const fn initial() -> Position {
@@ -310,5 +314,10 @@ mod tests {
             Position::initial().hash(),
             Position::initial().compute_hash()
         );
+        assert_eq!(
+            INITIAL_FEN.parse::<Position>().unwrap(),
+            Position::initial()
+        );
+        assert_eq!(Position::initial().to_string(), INITIAL_FEN);
     }
 }

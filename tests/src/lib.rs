@@ -113,7 +113,7 @@ impl TestServer {
 }
 
 /// The initial position's FEN.
-pub const INITIAL: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+pub const INITIAL: &str = emergo_rules::INITIAL_FEN;
 
 /// A free loopback port (bound, then released for a child process to take).
 pub fn free_port() -> u16 {

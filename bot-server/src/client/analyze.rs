@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::{Backend, ClientError, ConnectArgs, parse_duration};
 
 /// The initial position, the default of every `--fen`.
-pub const INITIAL_FEN: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+pub use emergo_rules::INITIAL_FEN;
 
 /// Position, budget, search and connection flags shared by `analyze` and `bestmove`.
 #[derive(Clone, Debug, Args)]

@@ -35,7 +35,7 @@ use super::{Client, ClientError, ConnectArgs, connect, parse_duration, request_w
 use crate::metrics::code_name;
 
 /// The initial position, searched unless `--fen` says otherwise.
-const INITIAL_FEN: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+use emergo_rules::INITIAL_FEN;
 
 /// Most concurrent clients: each holds its own connection, and beyond a few thousand the
 /// client machine, not the server, becomes the thing being measured.

@@ -454,7 +454,7 @@ fn options_of(
 mod tests {
     use super::*;
 
-    const INITIAL: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+    const INITIAL: &str = emergo_rules::INITIAL_FEN;
     /// Black to move with one legal move, the capture g1xe3xc5 (the rules crate's example).
     const FORCED: &str = "9/9/2a@1a@4/9/4a@4/3D@5/9/5A@3/6b@2 b 30 0,0";
 
