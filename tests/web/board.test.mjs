@@ -320,7 +320,8 @@ async function reviewGame(page) {
   check(await page.locator(`#review-moves li[data-turn="${worst.turn}"].current`).count() === 1, 'the move is highlighted in the list');
   log(`  turn ${worst.turn} (${worst.cls}): ${st.detail}`);
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: join(shotDir, 'review.png') });
+  // The board and the review panel (the README's picture: docs/review.png).
+  await page.screenshot({ path: join(shotDir, 'review.png'), clip: { x: 0, y: 0, width: 1220, height: 820 } });
 
   // Clicking a row of the move list jumps too.
   const other = marked.find((r) => r.turn !== worst.turn) || st.rows[10];

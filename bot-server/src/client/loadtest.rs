@@ -444,9 +444,14 @@ impl Report {
         table.add_row(vec![
             "load".to_owned(),
             format!(
-                "{} x {} clients, {budget}, {} thread(s) each{}",
+                "{} x {} clients, {budget}{}, {} thread(s) each{}",
                 self.rpc,
                 self.clients,
+                if self.review.is_some() {
+                    " per turn"
+                } else {
+                    ""
+                },
                 self.threads,
                 if self.game_ids { ", game ids" } else { "" }
             ),
