@@ -86,8 +86,9 @@ fn cut_short(reason: pb::StopReason) -> bool {
 enum Start {
     /// An empty tree.
     Fresh(EmergoState),
-    /// The previous position's tree, advanced by the moves played since.
-    Continue(BudgetedSearch, Vec<Move>),
+    /// The previous position's tree, advanced by the moves played since (boxed: a search is
+    /// large, and moved between threads).
+    Continue(Box<BudgetedSearch>, Vec<Move>),
 }
 
 /// A tree carried from one position to the next. Freed off the async runtime if the review ends
@@ -309,7 +310,7 @@ async fn worker(
                 let moves = job.line.get(c.index..*index)?.to_vec();
                 Some((c.tree.take()?, moves))
             }) {
-                Some((tree, moves)) => Start::Continue(tree, moves),
+                Some((tree, moves)) => Start::Continue(Box::new(tree), moves),
                 None => Start::Fresh(state.clone()),
             };
             let seed = match job.seed_of(*index) {
@@ -379,7 +380,7 @@ fn search_position(
             let search = engine.fresh_search(state, params, 1, &mut grant);
             BudgetedSearch { search, grant }
         }
-        Start::Continue(tree, moves) => engine.continue_search(tree, &moves, params, 1).0,
+        Start::Continue(tree, moves) => engine.continue_search(*tree, &moves, params, 1).0,
     };
     tree.search.set_stop_flag(ctl.flag());
     // The deadline clips the budget only now, so that setting the tree up is paid from the
