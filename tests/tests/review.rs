@@ -180,6 +180,24 @@ async fn a_planted_blunder_is_found() {
     assert_eq!(t.played_move, BLUNDER);
     assert_eq!(t.class(), pb::MoveClass::Blunder, "{t:?}");
     assert_ne!(t.best_move, BLUNDER);
+    // The right better move: it does not hand White the four-jump chain (a shorter capture may
+    // be a fair trade).
+    let mut after_best = Game::from_fen_and_moves(INITIAL, &GAME).unwrap();
+    after_best.play_str(&t.best_move).unwrap();
+    let white_chain = after_best
+        .legal_moves()
+        .iter()
+        .filter_map(|m| match m {
+            Move::Capture(c) => Some(c.len()),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(
+        white_chain < 4,
+        "{} hands over {white_chain} jumps",
+        t.best_move
+    );
     assert!(t.loss >= 0.15, "{t:?}");
     assert!((t.loss - (t.best_value - t.played_value)).abs() < 1e-5);
     assert_eq!(t.best_pv.first(), Some(&t.best_move));
