@@ -123,6 +123,56 @@ pub struct SearchJob {
     pub time_budget: Option<timeman::Budget>,
 }
 
+/// The shape of a search as options ask for it, checked against the server's caps: the checks
+/// that Analyze, BestMove and AnalyzeGame share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SearchShape {
+    /// Threads (at least 1, at most the per-request cap).
+    pub threads: usize,
+    /// Root moves with a principal variation (at least 1).
+    pub multi_pv: usize,
+    /// Principal-variation length.
+    pub pv_len: usize,
+}
+
+impl SearchShape {
+    /// Checks `options.threads`, `multi_pv` and `pv_length`, naming the field that is wrong.
+    pub(crate) fn check(
+        o: &pb::SearchOptions,
+        config: &ServerConfig,
+    ) -> Result<SearchShape, ServiceError> {
+        let cap = config.threads_per_request();
+        let threads = o.threads.max(1) as usize;
+        if threads > cap {
+            return Err(ServiceError::invalid(
+                "options.threads",
+                format!("{threads} requested, this server allows at most {cap} per request"),
+            ));
+        }
+        if o.multi_pv > MAX_MULTI_PV {
+            return Err(ServiceError::invalid(
+                "options.multi_pv",
+                format!("{} is more than {MAX_MULTI_PV}", o.multi_pv),
+            ));
+        }
+        if o.pv_length > MAX_PV_LEN {
+            return Err(ServiceError::invalid(
+                "options.pv_length",
+                format!("{} is more than {MAX_PV_LEN}", o.pv_length),
+            ));
+        }
+        Ok(SearchShape {
+            threads,
+            multi_pv: o.multi_pv.max(1) as usize,
+            pv_len: if o.pv_length == 0 {
+                DEFAULT_PV_LEN
+            } else {
+                o.pv_length as usize
+            },
+        })
+    }
+}
+
 impl SearchJob {
     /// Checks an Analyze/BestMove request against the server's caps.
     pub fn from_parts(
@@ -185,26 +235,11 @@ impl SearchJob {
 
         let default_options = pb::SearchOptions::default();
         let o = options.unwrap_or(&default_options);
-        let cap = config.threads_per_request();
-        let threads = o.threads.max(1) as usize;
-        if threads > cap {
-            return Err(ServiceError::invalid(
-                "options.threads",
-                format!("{threads} requested, this server allows at most {cap} per request"),
-            ));
-        }
-        if o.multi_pv > MAX_MULTI_PV {
-            return Err(ServiceError::invalid(
-                "options.multi_pv",
-                format!("{} is more than {MAX_MULTI_PV}", o.multi_pv),
-            ));
-        }
-        if o.pv_length > MAX_PV_LEN {
-            return Err(ServiceError::invalid(
-                "options.pv_length",
-                format!("{} is more than {MAX_PV_LEN}", o.pv_length),
-            ));
-        }
+        let SearchShape {
+            threads,
+            multi_pv,
+            pv_len,
+        } = SearchShape::check(o, config)?;
         if o.game_id.len() > MAX_GAME_ID_LEN {
             return Err(ServiceError::invalid(
                 "options.game_id",
@@ -261,12 +296,8 @@ impl SearchJob {
             max_playouts,
             capped,
             threads,
-            multi_pv: o.multi_pv.max(1) as usize,
-            pv_len: if o.pv_length == 0 {
-                DEFAULT_PV_LEN
-            } else {
-                o.pv_length as usize
-            },
+            multi_pv,
+            pv_len,
             seed: o.seed,
             game_id: (!o.game_id.is_empty()).then(|| o.game_id.clone()),
             root_moves,

@@ -20,7 +20,7 @@ use crate::admission::Priority;
 use crate::config::ServerConfig;
 use crate::engine::EmergoState;
 use crate::error::ServiceError;
-use crate::request::{self, DEFAULT_PV_LEN, MAX_MOVES, MAX_MULTI_PV, MAX_PV_LEN, parse_position};
+use crate::request::{self, MAX_MOVES, parse_position};
 use crate::stop::SearchId;
 
 /// Longest `record` accepted, bytes.
@@ -408,26 +408,7 @@ fn options_of(
     if o.ponder {
         return not_here("ponder", "a review plays no moves");
     }
-    let cap = config.threads_per_request();
-    let threads = o.threads.max(1) as usize;
-    if threads > cap {
-        return Err(ServiceError::invalid(
-            "options.threads",
-            format!("{threads} requested, this server allows at most {cap} per request"),
-        ));
-    }
-    if o.multi_pv > MAX_MULTI_PV {
-        return Err(ServiceError::invalid(
-            "options.multi_pv",
-            format!("{} is more than {MAX_MULTI_PV}", o.multi_pv),
-        ));
-    }
-    if o.pv_length > MAX_PV_LEN {
-        return Err(ServiceError::invalid(
-            "options.pv_length",
-            format!("{} is more than {MAX_PV_LEN}", o.pv_length),
-        ));
-    }
+    let shape = request::SearchShape::check(o, config)?;
     // A review is bulk work: BATCH unless the client says otherwise.
     let priority = match o.priority {
         0 => Priority::Batch,
@@ -437,13 +418,9 @@ fn options_of(
         .then(|| SearchId::parse(&o.search_id, "options.search_id"))
         .transpose()?;
     Ok(Options {
-        threads,
-        multi_pv: o.multi_pv.max(1) as usize,
-        pv_len: if o.pv_length == 0 {
-            DEFAULT_PV_LEN
-        } else {
-            o.pv_length as usize
-        },
+        threads: shape.threads,
+        multi_pv: shape.multi_pv,
+        pv_len: shape.pv_len,
         seed: o.seed,
         priority,
         search_id,
