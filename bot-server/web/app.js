@@ -60,6 +60,8 @@ const state = {
   generation: 0, // bumped whenever the game is replaced or taken back
   info: null, // ServerInfo
   token: params.get('token') || '',
+  engineNote: null, // { ply, move, text }: what the engine said about the move it played
+  exportKind: '', // 'fen' or 'record': what the Export box holds (kept up to date with the game)
 };
 
 function newGameId() {
@@ -197,6 +199,7 @@ async function refresh() {
     };
     state.sel = [];
     render();
+    await refreshExport();
     return true;
   } catch (e) {
     if (seq === refreshSeq) {
@@ -262,10 +265,7 @@ async function maybeEngineMove(force = false) {
     if (r.bestMove) {
       state.moves = moves.concat([r.bestMove]);
       state.cursor = state.moves.length;
-      const v = a.rootValue !== undefined ? a.rootValue : 0;
-      $('engine-info').textContent =
-        `Engine played ${r.bestMove} (${Number(stats.playouts || 0).toLocaleString('en')} playouts, ` +
-        `its winning chances ${(100 * (1 - v)).toFixed(1)}%).`;
+      state.engineNote = { ply: state.moves.length, move: r.bestMove, text: `Engine played ${r.bestMove} (${evaluationText(a)}).` };
     }
     await afterChange();
   } catch (e) {
@@ -294,7 +294,7 @@ function newGame(fen = INITIAL_FEN, moves = []) {
   state.gameId = newGameId();
   state.sel = [];
   state.pos = null;
-  $('engine-info').textContent = '';
+  state.engineNote = null;
   $('fen-input').value = fen;
   $('moves-input').value = moves.join(' ');
   return afterChange();
@@ -457,6 +457,7 @@ async function startAnalysis() {
     // before the first update arrives.
     searchId: newSearchId(),
     stopping: false,
+    single: state.pos.legal.length === 1, // a forced move: no evaluation to show, only the move
   };
   state.analysis = a;
   resetPv(false);
@@ -607,6 +608,38 @@ async function stepPv(delta) {
     say(describeError(e), 'error');
   }
   return undefined;
+}
+
+/** Whether the search answered at once because the position had a single legal move. */
+const isForced = (a) => a && a.stopReason === 'STOP_REASON_SINGLE_LEGAL_MOVE';
+
+/**
+ * The expected score for the side to move, one figure everywhere: the best move's value once it
+ * has visits (the server's root_value is defined the same way), else root_value.
+ */
+function headlineValue(a) {
+  const best = a && a.moves && a.moves[0];
+  if (best && Number(best.visits || 0) > 0 && best.value !== undefined) return best.value;
+  return (a && a.rootValue) || 0;
+}
+
+/** "forced", "forced — win in 1" or "1,234 playouts, winning chances 61.2%" (+ the cap note). */
+function evaluationText(a) {
+  const stats = (a && a.stats) || {};
+  const proof = proofText(a && a.rootProof, a && a.rootProofPlies);
+  let text;
+  if (isForced(a)) text = `forced${proof ? ` — ${proof}` : ''}`;
+  else {
+    text = `${Number(stats.playouts || 0).toLocaleString('en')} playouts, winning chances ${(100 * headlineValue(a)).toFixed(1)}%`;
+    if (proof) text += `, ${proof}`;
+  }
+  return text + capNote(stats);
+}
+
+/** Says when the server's cap clipped the time asked for. */
+function capNote(stats) {
+  if (!stats || stats.budgetReason !== 'BUDGET_REASON_CAPPED') return '';
+  return `; the server's cap clipped the budget to ${(Number(stats.budgetMs || 0) / 1000).toFixed(1)} s`;
 }
 
 function proofText(proof, plies) {
@@ -994,7 +1027,18 @@ async function gameRecord() {
   return `${tags.map(([k, v]) => `[${k} "${String(v).replace(/"/g, "'")}"]`).join('\n')}\n\n${lines.join('\n')}\n`;
 }
 
-async function exportText(text, what) {
+/** Keeps the Export box on the game shown (a FEN or a record copied earlier goes stale otherwise). */
+async function refreshExport() {
+  try {
+    if (state.exportKind === 'fen' && state.pos) $('export').value = state.pos.fen;
+    else if (state.exportKind === 'record') $('export').value = await gameRecord();
+  } catch {
+    // the box keeps its text; the next change tries again
+  }
+}
+
+async function exportText(text, what, kind) {
+  state.exportKind = kind;
   const box = $('export');
   box.value = text;
   try {
@@ -1247,19 +1291,23 @@ function renderAnalysis() {
   const side = parseFen(last.fen || a.fen).side;
   const rootProof = proofText(last.rootProof, last.rootProofPlies);
   table.dataset.playouts = String(Number(stats.playouts || 0));
-  summary.textContent =
-    `${NAME[side]} to move: ${(100 * (last.rootValue || 0)).toFixed(1)}%${rootProof ? ` (${rootProof})` : ''} · ` +
-    `best ${last.bestMove || '—'} · ${Number(stats.playouts || 0).toLocaleString('en')} playouts · ` +
-    `${Math.round(Number(stats.playoutsPerSecond || 0)).toLocaleString('en')}/s · depth ${stats.maxDepth || 0} · ` +
-    `${((Number(stats.elapsedMs || 0)) / 1000).toFixed(1)} s`;
+  const forced = isForced(last) || a.single;
+  summary.dataset.forced = String(forced);
+  summary.textContent = forced
+    ? `${NAME[side]} to move: forced ${last.bestMove || ''}${rootProof ? ` — ${rootProof}` : ''}`
+    : `${NAME[side]} to move: ${(100 * headlineValue(last)).toFixed(1)}%${rootProof ? ` (${rootProof})` : ''} · ` +
+      `best ${last.bestMove || '—'} · ${Number(stats.playouts || 0).toLocaleString('en')} playouts · ` +
+      `${Math.round(Number(stats.playoutsPerSecond || 0)).toLocaleString('en')}/s · depth ${stats.maxDepth || 0} · ` +
+      `${((Number(stats.elapsedMs || 0)) / 1000).toFixed(1)} s`;
+  summary.textContent += capNote(stats);
   for (const m of (last.moves || []).slice(0, 10)) {
     const tr = document.createElement('tr');
     tr.dataset.move = m.move;
     tr.dataset.visits = String(Number(m.visits || 0));
     const cells = [
       m.move,
-      Number(m.visits || 0).toLocaleString('en'),
-      (100 * (m.value || 0)).toFixed(1),
+      forced ? 'forced' : Number(m.visits || 0).toLocaleString('en'),
+      forced && !Number(m.visits || 0) ? '—' : (100 * (m.value || 0)).toFixed(1),
       proofText(m.proof, m.proofPlies),
       (m.pv || [m.move]).slice(0, 6).join(' ') + ((m.pv || []).length > 6 ? ' …' : ''),
     ];
@@ -1313,6 +1361,27 @@ function render(withAnalysis = true) {
     const [cx, cy] = center(sq);
     if (i > 0) svg('text', { x: cx - 20, y: cy - 18, class: 'sel-index' }, layers.marks).textContent = String(i);
   });
+  // Before any click: where the player may enter, and which units must capture.
+  if (pos && !sel.length && state.pv.step === 0 && canPlayHere()) {
+    for (const m of pos.legal) {
+      const [cx, cy] = center(m.path[0]);
+      if (m.kind === 'entry') svg('circle', { cx, cy, r: 6, class: 'entry-dot', 'data-hint': m.path[0] }, layers.marks);
+    }
+    for (const sq of new Set(pos.legal.filter((m) => m.kind === 'capture').map((m) => m.path[0]))) {
+      const [cx, cy] = center(sq);
+      svg('circle', { cx, cy, r: 27, class: 'must-capture', 'data-hint': sq }, layers.marks);
+    }
+  }
+  // The men the last move captured: a cross on each jumped square.
+  if (last && last.includes('x')) {
+    for (let i = 1; i < lastPath.length; i += 1) {
+      const [x1, y1] = center(lastPath[i - 1]);
+      const [x2, y2] = center(lastPath[i]);
+      const [cx, cy] = [(x1 + x2) / 2 - 20, (y1 + y2) / 2 - 20];
+      const g = svg('g', { class: 'captured-mark' }, layers.marks);
+      svg('path', { d: `M${cx - 5},${cy - 5} L${cx + 5},${cy + 5} M${cx + 5},${cy - 5} L${cx - 5},${cy + 5}` }, g);
+    }
+  }
 
   // Arrows for the best line (of the analysis, or of the reviewed turn shown).
   if (fen) drawArrows(state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine(), fen);
@@ -1323,8 +1392,13 @@ function render(withAnalysis = true) {
   $('pv-first').disabled = state.pv.step === 0;
   $('pv-forward').disabled = !pvLine.length || state.pv.step >= pvLine.length;
 
+  const note = state.engineNote;
+  const noteShown = note && note.ply === state.cursor && state.moves[note.ply - 1] === note.move && state.pv.step === 0;
+  $('engine-info').textContent = noteShown ? note.text : '';
   renderHands(board);
   renderStatus();
+  renderBanner();
+  renderEvalBar();
   if (withAnalysis) renderMoveList();
   $('fen').textContent = fen || '';
   $('nav-back').disabled = state.cursor === 0;
@@ -1337,6 +1411,63 @@ function render(withAnalysis = true) {
   $('color').value = state.human;
   document.body.dataset.mode = state.mode;
   renderReview();
+}
+
+/** Whether a click on the board could play a move for the side to move now. */
+function canPlayHere() {
+  if (gameOver() || state.engine) return false;
+  if (state.mode !== 'play') return true;
+  return state.cursor === state.moves.length && sideToMove() === state.human;
+}
+
+/** Who won and why, in words (the GameStatus reason). */
+function resultText(status, side) {
+  const loser = NAME[side];
+  const winner = status.result === '1-0' ? 'White' : status.result === '0-1' ? 'Black' : '';
+  switch (status.reason) {
+    case 'no-units':
+      return `${winner || NAME[other(side)]} wins: ${loser} has no units and no men in hand left (all captured).`;
+    case 'blocked':
+      return `Draw: ${loser}, to move, is blocked — no men in hand and no capture or step.`;
+    case 'no-legal-entry':
+      return `Draw: ${loser}, to move, cannot enter — every empty square would feed the opponent a capture.`;
+    case 'repetition':
+      return 'Draw by threefold repetition: the same position arose a third time.';
+    default:
+      return winner ? `${winner} wins.` : status.result === '1/2' ? 'Draw.' : describeStatus(status);
+  }
+}
+
+function renderBanner() {
+  const el = $('result-banner');
+  const pos = state.pos;
+  const over = Boolean(pos) && gameOver() && state.pv.step === 0;
+  el.hidden = !over;
+  el.dataset.result = over ? pos.status.result : '';
+  el.dataset.reason = over ? pos.status.reason : '';
+  el.textContent = over ? resultText(pos.status, parseFen(pos.fen).side) : '';
+}
+
+/** The evaluation bar beside the board: White's share of the expected score, from the analysis. */
+function renderEvalBar() {
+  const bar = $('eval-bar');
+  const a = currentAnalysis();
+  if (!a) {
+    bar.hidden = true;
+    bar.dataset.white = '';
+    return;
+  }
+  const last = a.last;
+  const side = parseFen(last.fen || a.fen).side;
+  const v = headlineValue(last);
+  const white = side === 'w' ? v : 1 - v;
+  bar.hidden = false;
+  bar.dataset.white = white.toFixed(3);
+  $('eval-fill').style.width = `${(100 * white).toFixed(1)}%`;
+  const proof = proofText(last.rootProof, last.rootProofPlies);
+  $('eval-text').textContent =
+    (isForced(last) || a.single ? `forced ${last.bestMove || ''} · ` : '') +
+    `White ${(100 * white).toFixed(1)}% · Black ${(100 * (1 - white)).toFixed(1)}%${proof ? ` · ${NAME[side]}: ${proof}` : ''}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1401,11 +1532,11 @@ function wire() {
   $('pv-forward').addEventListener('click', () => stepPv(1));
   $('copy-fen').addEventListener('click', () => {
     const fen = $('board').dataset.fen;
-    if (fen) exportText(fen, 'FEN');
+    if (fen) exportText(fen, 'FEN', 'fen');
   });
   $('copy-pgn').addEventListener('click', async () => {
     try {
-      await exportText(await gameRecord(), 'Game record');
+      await exportText(await gameRecord(), 'Game record', 'record');
     } catch (e) {
       say(describeError(e), 'error');
     }
@@ -1439,7 +1570,7 @@ async function main() {
   try {
     state.info = await api('ServerInfo', {});
     const i = state.info;
-    $('server-info').textContent = `emergo-bot ${i.version || ''} · rules ${i.rulesVersion || '?'} · ${i.replica || ''}`;
+    $('server-info').textContent = `emergo-bot ${i.version || ''} · rules ${i.rulesVersion || '?'}${i.replica ? ` · ${i.replica}` : ''}`;
   } catch (e) {
     say(`Cannot reach the server: ${describeError(e)}`, 'error');
   }

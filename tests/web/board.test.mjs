@@ -260,6 +260,90 @@ async function analyse(page) {
   log('  stopped; the server has no running search');
 }
 
+// Issue 15: a capture that is White's only legal move and wins the game (Black is left with no units).
+const FORCED_WIN_FEN = '9/9/9/9/9/3a@5/2A@6/9/9 w 10 0,0';
+
+async function teachTheGame(page) {
+  log('teaching: help panel, entry squares and must-capture units marked, legend, stale export');
+  await page.goto(`${BASE}/?mode=analysis`);
+  await waitReady(page);
+  check(!(await page.locator('#help').evaluate((d) => d.open)), 'the help panel starts closed');
+  await page.click('#help summary');
+  check(await page.locator('#help .help-body').isVisible(), 'the help panel opens');
+  const help = await page.locator('#help').innerText();
+  check(/shadow piece/i.test(help) && /most/.test(help) && /prisoner/.test(help), `the help should teach the rules: ${help}`);
+  await page.click('#help summary');
+  check(await page.locator('#legend').isVisible(), 'the stack legend is visible without hovering');
+  const header = await page.locator('header').innerText();
+  check(!/rules/i.test(header) || !/\d+\.\d+/.test(header), `the header should not be a version string: ${header}`);
+  const dots = await page.locator('#marks .entry-dot').count();
+  check(dots === 40, `40 entry squares (not e5) should be marked before any click, saw ${dots}`);
+  check((await page.locator('#marks .entry-dot[data-hint="e5"]').count()) === 0, 'e5 is not a legal first entry');
+
+  // The export box follows the game: a record copied before a take-back does not stay.
+  await clickSquare(page, 'a1');
+  await waitFor(page, 'the entry on a1', () => document.getElementById('board').dataset.ply === '1');
+  await page.click('#copy-pgn');
+  await waitFor(page, 'the record in the Export box', () => / a1 /.test(document.getElementById('export').value));
+  await page.click('#undo');
+  await waitFor(page, 'the Export box without a1', () => !/ a1 /.test(document.getElementById('export').value) && document.getElementById('board').dataset.ply === '0');
+
+  // Units that must capture are ringed; a forced move says so; the result banner says who won and why.
+  await page.goto(`${BASE}/?mode=analysis&fen=${encodeURIComponent(FORCED_WIN_FEN)}`);
+  await waitReady(page);
+  check((await page.locator('#marks .must-capture[data-hint="c3"]').count()) === 1, 'the unit on c3 must capture and should be ringed');
+  check((await page.locator('#marks .entry-dot').count()) === 0, 'no entry squares while a capture is compulsory');
+  await page.click('#analyze-start');
+  await waitFor(page, 'the forced move analysed', () => /forced/.test(document.getElementById('analysis-summary').textContent));
+  await sleep(500);
+  const summary = await page.locator('#analysis-summary').innerText();
+  check(/forced/.test(summary) && !/50\.0%/.test(summary) && !/0 playouts/.test(summary), `a forced move should say "forced": ${summary}`);
+  check(/win in 1/.test(summary), `the forced winning capture should show its proven result: ${summary}`);
+  log(`  forced: ${summary}`);
+  await clickSquare(page, 'c3');
+  await clickSquare(page, 'e5');
+  await waitFor(page, 'the game over', () => document.getElementById('status').dataset.state === 'over');
+  const banner = page.locator('#result-banner');
+  check(await banner.isVisible(), 'the result banner should be shown');
+  const text = await banner.innerText();
+  check(/White wins/.test(text) && /no units/.test(text) && (await banner.getAttribute('data-reason')) === 'no-units', `the banner should say who won and why: ${text}`);
+  check((await page.locator('#marks .captured-mark').count()) === 1, 'the captured man of the last move should be marked');
+  log(`  banner: ${text}`);
+  await page.click('#undo');
+  await waitFor(page, 'the banner gone after the take-back', () => document.getElementById('result-banner').hidden);
+}
+
+async function phoneAnalysis(page) {
+  log('phone: analysis at 390×844 without horizontal growth, the evaluation beside the board');
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await page.goto(`${BASE}/?mode=analysis&moves=${MIDGAME}`);
+    await waitReady(page);
+    await page.click('#analyze-start');
+    await waitFor(page, 'analysis rows', () => document.querySelectorAll('#analysis-table tbody tr').length >= 2);
+    await waitFor(page, 'the evaluation bar', () => !document.getElementById('eval-bar').hidden);
+    await sleep(800);
+    // The start of the page: the board with the evaluation bar right under it, on one screen.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const m = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      client: document.documentElement.clientWidth,
+      board: document.getElementById('board').getBoundingClientRect().toJSON(),
+      bar: document.getElementById('eval-bar').getBoundingClientRect().toJSON(),
+      white: document.getElementById('eval-bar').dataset.white,
+    }));
+    check(m.scroll <= m.client, `no horizontal scrolling at 390 px during analysis: the page is ${m.scroll} px wide`);
+    check(m.bar.bottom <= 844 && m.board.top >= 0 && m.bar.top - m.board.bottom < 20, `the evaluation bar should be on screen with the board: ${JSON.stringify(m)}`);
+    check(Number(m.white) >= 0 && Number(m.white) <= 1, `the bar's value: ${m.white}`);
+    await page.screenshot({ path: join(shotDir, 'phone.png') });
+    log(`  page ${m.scroll} px wide, bar at ${Math.round(m.bar.top)}-${Math.round(m.bar.bottom)} px, White ${m.white}`);
+    await page.click('#analyze-stop');
+    await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+}
+
 // The built-in game of `emergo loadtest --rpc review`: 100 turns, mcts:playouts=100 (White, who
 // makes mistakes) against mcts:playouts=1000.
 const REVIEW_RECORD = readFileSync(new URL('../../bot-server/src/client/review-100.pgn', import.meta.url), 'utf8');
@@ -382,6 +466,8 @@ async function main() {
     await playGame(page);
     await playChain(page);
     await analyse(page);
+    await teachTheGame(page);
+    await phoneAnalysis(page);
     await reviewGame(page);
     check(errors.length === 0, `JavaScript errors in the page:\n${errors.join('\n')}`);
   } finally {
