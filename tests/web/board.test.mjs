@@ -6,7 +6,10 @@
 // It plays against the engine by clicking (entries, an illegal click, undo, the game record), plays
 // a five-jump capture chain square by square, runs a live analysis (the table updates, visits grow,
 // the best line is drawn with arrows and can be stepped through), stops it with its answer (StopSearch:
-// the final result stays shown, the server's search ends), reviews a pasted 100-turn game (the
+// the final result stays shown, the server's search ends), checks the teaching aids (help panel,
+// marked entry squares and must-capture units, a forced winning move shown as "forced" with its
+// proof, the result banner, the Export box after a take-back), analyses on a 390 px phone (no
+// horizontal growth, the evaluation bar with the board), reviews a pasted 100-turn game (the
 // evaluation graph fills in, mistakes are marked, clicking one shows its position and the engine's
 // line, the summary appears, Stop ends a review with a summary, a bad record names its turn, no
 // horizontal scrolling at 390 px), and saves screenshots. Exits non-zero with a message on the
