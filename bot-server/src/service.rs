@@ -100,6 +100,20 @@ fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
     tracing::info_span!("request", rpc, request_id = id, game_id = %LogSafe(game_id))
 }
 
+/// Sends a stream's last item. The client may be gone; then there is nobody to tell. A client
+/// that stopped reading holds the send up; past its deadline nobody waits for the answer, so
+/// neither does the sending task.
+async fn send_last<T>(tx: &mpsc::Sender<T>, item: T, deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => {
+            let _ = tokio::time::timeout_at(d.into(), tx.send(item)).await;
+        }
+        None => {
+            let _ = tx.send(item).await;
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl EmergoBot for BotService {
     type AnalyzeStream = ReceiverStream<UpdateResult>;
@@ -141,15 +155,7 @@ impl EmergoBot for BotService {
                     finish("AnalyzeGame", started, result).map(|summary| pb::GameReviewUpdate {
                         update: Some(pb::game_review_update::Update::Summary(summary)),
                     });
-                // As for Analyze: past the deadline nobody waits for the summary.
-                match deadline {
-                    Some(d) => {
-                        let _ = tokio::time::timeout_at(d.into(), tx.send(item)).await;
-                    }
-                    None => {
-                        let _ = tx.send(item).await;
-                    }
-                }
+                send_last(&tx, item, deadline).await;
             }
             .instrument(span),
         );
@@ -193,17 +199,7 @@ impl EmergoBot for BotService {
             async move {
                 let result = engine.search(job, deadline, Some(tx.clone())).await;
                 let item = finish("Analyze", started, result);
-                // The client may be gone; then there is nobody to tell. A client that stopped
-                // reading holds the send up; past its deadline nobody waits for the answer, so
-                // neither does this task.
-                match deadline {
-                    Some(d) => {
-                        let _ = tokio::time::timeout_at(d.into(), tx.send(item)).await;
-                    }
-                    None => {
-                        let _ = tx.send(item).await;
-                    }
-                }
+                send_last(&tx, item, deadline).await;
             }
             .instrument(span),
         );
