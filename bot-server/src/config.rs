@@ -14,11 +14,11 @@ use emergo_engine::MctsConfig;
 #[derive(Clone, Debug, Args)]
 pub struct ServerConfig {
     /// Address for gRPC. Loopback by default: pass 0.0.0.0:50051 to accept other hosts.
-    #[arg(long, env = "EMERGO_LISTEN", default_value = "127.0.0.1:50051")]
+    #[arg(long, env = "EMERGO_LISTEN", default_value = "127.0.0.1:50051", value_parser = parse_listen_addr)]
     pub listen: SocketAddr,
 
     /// Address for the HTTP/JSON gateway and the web board.
-    #[arg(long, env = "EMERGO_HTTP_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "EMERGO_HTTP_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen_addr)]
     pub http_listen: SocketAddr,
 
     /// Do not serve the HTTP gateway and web board.
@@ -84,7 +84,7 @@ pub struct ServerConfig {
     pub kept_nodes: usize,
 
     /// Optional address for Prometheus metrics over HTTP (`/metrics`), e.g. 127.0.0.1:9090.
-    #[arg(long, env = "EMERGO_METRICS_LISTEN")]
+    #[arg(long, env = "EMERGO_METRICS_LISTEN", value_parser = parse_listen_addr)]
     pub metrics_listen: Option<SocketAddr>,
 
     /// When set, every RPC but health needs `authorization: Bearer <token>`. An empty token is
@@ -495,6 +495,26 @@ impl ServerConfig {
     }
 }
 
+/// Parses a listen address, `IP:PORT` or `HOST:PORT` (issue 15: `localhost:50051`), resolving a
+/// host name once at start-up. IPv4 is preferred when a name has both, so `localhost` listens
+/// where clients using the default `127.0.0.1` look.
+pub fn parse_listen_addr(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = s.parse() {
+        return Ok(addr);
+    }
+    use std::net::ToSocketAddrs as _;
+    let addrs: Vec<SocketAddr> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("{s:?} is not HOST:PORT or IP:PORT ({e})"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| format!("{s:?}: the host name has no address"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -689,5 +709,19 @@ mod tests {
             ..ServerConfig::default()
         };
         assert!(matches!(validated(xml), Err(ConfigError::LogFormat(_))));
+    }
+
+    /// Issue 15: a host name is accepted for the listen flags.
+    #[test]
+    fn listen_addresses_accept_host_names() {
+        assert_eq!(
+            parse_listen_addr("localhost:50051"),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 50051)))
+        );
+        assert_eq!(
+            parse_listen_addr("[::1]:8080"),
+            Ok(SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 8080)))
+        );
+        assert!(parse_listen_addr("localhost").is_err());
     }
 }

@@ -188,7 +188,13 @@ pub async fn run_with_engine(
     }
 
     if let Some(addr) = config.metrics_listen {
-        let metrics_listener = TcpListener::bind(addr).await?;
+        // The io error alone ("Address in use") does not say which of the ports is busy.
+        let metrics_listener = TcpListener::bind(addr).await.map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot listen on {addr} for metrics: {e} (use --metrics-listen ADDR)"),
+            )
+        })?;
         tracing::info!(addr = %metrics_listener.local_addr()?, "metrics on /metrics");
         let router = crate::metrics::router();
         // After the router installed the recorder: gauges set before would be lost.

@@ -71,8 +71,9 @@ impl fmt::Display for Diagram<'_> {
         };
         writeln!(
             f,
-            "{side} to move, {} turns played; in hand: White {}, Black {}",
+            "{side} to move, {} {} played; in hand: White {}, Black {}",
             pos.turns(),
+            if pos.turns() == 1 { "turn" } else { "turns" },
             pos.in_hand(Player::White),
             pos.in_hand(Player::Black)
         )?;

@@ -39,6 +39,9 @@ fn legal_prints_sorted_moves() {
     assert_eq!(out, "d4xb6xd8xf6xd4xb6\n");
     let out = stdout(&emergo(&["legal", "--moves", "a1", "i9"]));
     assert_eq!(out.lines().count(), 38);
+    // Issue 15: squares typed in upper case are read.
+    let upper = stdout(&emergo(&["legal", "--moves", "A1", "I9"]));
+    assert_eq!(upper, out);
 }
 
 #[test]
@@ -146,6 +149,9 @@ fn show_draws_the_board() {
     assert!(out.contains("W2"), "{out}");
     assert!(out.contains("Black to move"), "{out}");
     assert!(out.contains("Game over: 1-0 (no-units)"), "{out}");
+    // Issue 15: "1 turn", not "1 turns".
+    let out = stdout(&emergo(&["show", "--moves", "a1"]));
+    assert!(out.contains("1 turn played"), "{out}");
 }
 
 #[test]
@@ -238,4 +244,65 @@ fn bench_search_text_reports_memory_contention_and_scaling() {
     assert!(out.contains("reclaims: "), "{out}");
     assert!(out.contains("contention: "), "{out}");
     assert!(out.contains("per-thread efficiency"), "{out}");
+}
+
+/// Issue 15: a server that is not there is named, with what to do, and a bare HOST:PORT is
+/// taken as plaintext (no "no scheme" refusal).
+#[test]
+fn connection_refused_names_the_address() {
+    // A port that was just free: nothing listens there once the listener is dropped.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let address = format!("127.0.0.1:{port}");
+    let o = emergo(&["bestmove", "--server", &address, "--playouts", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("connection refused")
+            && err.contains(&format!("bot-server running on {address}"))
+            && err.contains("--local")
+            && !err.contains("no scheme"),
+        "{err}"
+    );
+}
+
+/// Issue 15: the bench's range is stated truthfully.
+#[test]
+fn bench_seconds_range_is_truthful() {
+    let o = emergo(&["bench", "--seconds", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("more than 0 and at most 3600"), "{err}");
+}
+
+/// Issue 15: an unwritable `--out` is named.
+#[test]
+fn arena_names_an_unwritable_out() {
+    let o = emergo(&[
+        "arena",
+        "--engine",
+        "random",
+        "--engine",
+        "greedy",
+        "--games",
+        "1",
+        "--out",
+        "/proc/nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/proc/nope"), "{err}");
+}
+
+/// Issue 15: `play` checks its record path before the game starts.
+#[test]
+fn play_checks_the_record_path_first() {
+    let o = emergo(&["play", "--local", "--record", "/proc/nope/game.pgn"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/proc/nope/game.pgn"), "{err}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("You play"));
 }

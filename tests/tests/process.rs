@@ -229,3 +229,22 @@ fn second_signal_exits_at_once() {
     assert_eq!(code, Some(130));
     assert!(took < Duration::from_secs(5), "exited after {took:?}");
 }
+
+/// Issue 15: `--listen` takes a host name, and a busy metrics port is named.
+#[test]
+fn busy_metrics_port_is_named_and_listen_takes_a_host_name() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap();
+    let out = Command::new(binary("bot-server"))
+        .args(["--listen", "localhost:0", "--no-http"])
+        .args(["--metrics-listen", &addr.to_string()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("cannot listen on {addr} for metrics")),
+        "{err}"
+    );
+    drop(busy);
+}

@@ -218,7 +218,10 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             mcts,
         } => {
             if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
-                return Err("--seconds must be between 0 and 3600".into());
+                return Err(format!(
+                    "--seconds {seconds}: must be more than 0 and at most 3600 (e.g. 0.5 or 10)"
+                )
+                .into());
             }
             if threads == 0 || threads > 1024 {
                 return Err("--threads must be between 1 and 1024".into());

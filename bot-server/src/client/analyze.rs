@@ -66,11 +66,12 @@ pub struct SearchArgs {
 }
 
 impl SearchArgs {
-    /// The position to search, as the contract wants it.
+    /// The position to search, as the contract wants it. Moves typed in upper case (`C3`) are
+    /// lowered: the notation is all lower case (issue 15).
     pub fn position(&self) -> pb::Position {
         pb::Position {
             fen: self.fen.clone(),
-            moves: self.moves.clone(),
+            moves: self.moves.iter().map(|m| m.to_ascii_lowercase()).collect(),
         }
     }
 
@@ -383,6 +384,8 @@ pub fn update_text(
     width: Option<u16>,
 ) -> String {
     let mut out = String::new();
+    // Issue 15: a forced move is played unsearched; its 50% is no estimate.
+    let forced = update.stop_reason() == pb::StopReason::SingleLegalMove;
     if update.moves.is_empty() {
         let _ = writeln!(out, "(no legal moves)");
     } else {
@@ -409,7 +412,11 @@ pub fn update_text(
                 (i + 1).to_string(),
                 m.r#move.clone(),
                 grouped(m.visits),
-                format!("{:.1}", f64::from(m.value) * 100.0),
+                if forced && m.visits == 0 {
+                    "forced".to_owned()
+                } else {
+                    format!("{:.1}", f64::from(m.value) * 100.0)
+                },
                 proof_label(m.proof(), m.proof_plies),
                 m.pv.join(" "),
             ]);
@@ -423,8 +430,8 @@ pub fn update_text(
         if update.moves.len() > rows {
             let _ = writeln!(
                 out,
-                "({} more root moves not shown)",
-                update.moves.len() - rows
+                "({} not shown)",
+                super::count((update.moves.len() - rows) as u64, "more root move")
             );
         }
     }
@@ -459,16 +466,20 @@ pub fn update_text(
     );
     let side = side_in(&update.fen).unwrap_or("the side to move");
     let proof = proof_label(update.root_proof(), update.root_proof_plies);
-    let _ = writeln!(
-        out,
-        "eval: {:.1}% for {side} (to move){}",
-        f64::from(update.root_value) * 100.0,
-        if proof.is_empty() {
-            String::new()
-        } else {
-            format!(", proven {proof}")
-        }
-    );
+    let proven = if proof.is_empty() {
+        String::new()
+    } else {
+        format!(", proven {proof}")
+    };
+    if forced {
+        let _ = writeln!(out, "eval: forced (the only legal move){proven}");
+    } else {
+        let _ = writeln!(
+            out,
+            "eval: {:.1}% for {side} (to move){proven}",
+            f64::from(update.root_value) * 100.0,
+        );
+    }
     let best = if update.best_move.is_empty() {
         "(none: the game is over)"
     } else {
@@ -626,6 +637,28 @@ mod tests {
         }
     }
 
+    /// Issue 15: a forced move reads "forced", with its proof when the server has one.
+    #[test]
+    fn forced_move_text() {
+        let mut u = sample(true);
+        u.moves.truncate(1);
+        u.moves[0].visits = 0;
+        u.moves[0].value = 0.5;
+        u.root_value = 0.5;
+        u.stop_reason = pb::StopReason::SingleLegalMove as i32;
+        let t = update_text(&u, 8, false, None);
+        assert!(t.contains("eval: forced (the only legal move)"), "{t}");
+        assert!(t.contains("| forced |"), "{t}");
+        assert!(!t.contains("50.0"), "{t}");
+        u.root_proof = pb::ProofStatus::Win as i32;
+        u.root_proof_plies = 1;
+        let t = update_text(&u, 8, false, None);
+        assert!(
+            t.contains("eval: forced (the only legal move), proven win in 1"),
+            "{t}"
+        );
+    }
+
     #[test]
     fn text_and_json() {
         let t = update_text(&sample(true), 8, false, None);
@@ -637,7 +670,7 @@ mod tests {
         assert!(!t.contains('\x1b'));
         let t = update_text(&sample(false), 1, true, Some(60));
         assert!(t.contains("best move so far: a1"), "{t}");
-        assert!(t.contains("1 more root moves"), "{t}");
+        assert!(t.contains("(1 more root move not shown)"), "{t}");
         let j = update_json(&sample(true));
         assert_eq!(j["stop_reason"], "STOP_REASON_TIME");
         assert_eq!(j["moves"][1]["proof"], "PROOF_STATUS_WIN");

@@ -40,7 +40,7 @@ pub enum ClientError {
     /// Could not reach the server. tonic's transport error reads just "transport error"; the
     /// cause (connection refused, no such host, an untrusted certificate) is further down the
     /// source chain and is what the user needs to see, so the message carries the whole chain.
-    #[error("cannot connect to {url}: {}", error_chain(.source))]
+    #[error("cannot connect to {url}: {}", connect_text(url, .source))]
     Connect {
         /// The URL.
         url: String,
@@ -75,9 +75,61 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// Why a connection failed, in the user's terms where the cause is a common one (nothing
+/// listening, an unknown host), else the transport's whole error chain.
+fn connect_text(url: &str, error: &tonic::transport::Error) -> String {
+    let address = url
+        .parse::<http::Uri>()
+        .ok()
+        .and_then(|u| u.authority().map(ToString::to_string))
+        .unwrap_or_else(|| url.to_owned());
+    let mut cause: Option<&dyn std::error::Error> = Some(error);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    return format!(
+                        "connection refused \u{2014} is bot-server running on {address}? \
+                         (or use --local)"
+                    );
+                }
+                std::io::ErrorKind::TimedOut => {
+                    return format!("timed out \u{2014} is {address} reachable?");
+                }
+                _ => {}
+            }
+        }
+        cause = c.source();
+    }
+    let chain = error_chain(error);
+    if chain.contains("dns error") || chain.contains("failed to lookup address") {
+        return format!("no such host ({chain})");
+    }
+    chain
+}
+
+/// What a failed call's text means when it is not obvious: an HTTP (JSON) server answering a
+/// gRPC call reads "invalid compression flag 123" (123 is `{`, the first byte of its JSON body).
+fn status_hint(text: &str) -> Option<&'static str> {
+    text.contains("invalid compression flag").then_some(
+        "the server answered with HTTP, not gRPC: --server looks like the HTTP gateway \
+         (bot-server --http-listen, port 8080 by default), not the gRPC port (50051 by default)",
+    )
+}
+
 /// A status as `CODE: message`, with the cause of a call that failed in the transport (a
-/// plaintext client talking to a TLS port reads "UNKNOWN: transport error" without it).
+/// plaintext client talking to a TLS port reads "UNKNOWN: transport error" without it), and a
+/// hint where the text alone misleads ([`status_hint`]).
 fn status_text(status: &Status) -> String {
+    let text = status_chain(status);
+    match status_hint(&text) {
+        Some(hint) => format!("{text} ({hint})"),
+        None => text,
+    }
+}
+
+/// `CODE: message` and the transport's cause.
+fn status_chain(status: &Status) -> String {
     let head = format!(
         "{}: {}",
         crate::metrics::code_name(status.code()),
@@ -136,10 +188,17 @@ pub enum Transport {
     Tls,
 }
 
-/// Checks a server URL: `http://` or `https://` with a host. Anything else is refused here
+/// Checks a server URL: `http://` or `https://` with a host, or a bare `HOST:PORT`, taken as
+/// `http://HOST:PORT`. Anything else is refused here
 /// rather than left to the transport, which would speak plaintext to an unknown scheme.
 pub fn check_server_url(url: &str) -> Result<(http::Uri, Transport), String> {
-    let uri: http::Uri = url.parse().map_err(|e| format!("not a URL: {e}"))?;
+    let mut uri: http::Uri = url.parse().map_err(|e| format!("not a URL: {e}"))?;
+    // A bare HOST:PORT (no scheme, no path) means plaintext, as it does for grpcurl.
+    if uri.scheme().is_none() && uri.authority().is_some() && uri.path_and_query().is_none() {
+        uri = format!("http://{url}")
+            .parse()
+            .map_err(|e| format!("not a URL: {e}"))?;
+    }
     let transport = match uri.scheme_str() {
         Some("http") => Transport::Plaintext,
         Some("https") => Transport::Tls,
@@ -431,6 +490,15 @@ impl Backend {
     }
 }
 
+/// `1 turn`, `2 turns`: a count with its noun in the right number (`noun` takes an `s`).
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Parses a duration like `2s`, `500ms`, `1.5s` or `1m`.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
@@ -456,6 +524,13 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_pluralised() {
+        assert_eq!(count(1, "turn"), "1 turn");
+        assert_eq!(count(0, "turn"), "0 turns");
+        assert_eq!(count(2, "game"), "2 games");
+    }
 
     #[test]
     fn durations() {
@@ -491,8 +566,11 @@ mod tests {
             e.contains("--server") && e.contains("unsupported scheme \"ftp\""),
             "{e}"
         );
-        let e = endpoint_error("127.0.0.1:50051", None);
-        assert!(e.contains("--server") && e.contains("no scheme"), "{e}");
+        // Issue 15: a bare HOST:PORT is plaintext.
+        let (uri, transport) = check_server_url("127.0.0.1:50051").unwrap();
+        assert_eq!(uri.to_string(), "http://127.0.0.1:50051/");
+        assert_eq!(transport, Transport::Plaintext);
+        assert!(check_server_url("localhost:50051").is_ok());
         let e = endpoint_error("unix:/tmp/socket", None);
         assert!(e.contains("--server"), "{e}");
         let e = endpoint_error("https://localhost:1", Some("/nonexistent/ca.pem"));
@@ -501,6 +579,20 @@ mod tests {
         let mut args = ConnectArgs::new("http://127.0.0.1:50051");
         args.ca_cert = Some("/nonexistent/ca.pem".into());
         assert!(endpoint(&args).is_ok());
+    }
+
+    /// Issue 15: an HTTP server behind --server is named as the likely mistake.
+    #[test]
+    fn http_gateway_by_mistake_is_explained() {
+        let status = Status::internal(
+            "protocol error: received message with invalid compression flag: 123 (valid flags are 0 and 1) while receiving response with status: 404 Not Found",
+        );
+        let text = ClientError::Rpc(status).to_string();
+        assert!(
+            text.contains("HTTP gateway") && text.contains("gRPC port"),
+            "{text}"
+        );
+        assert_eq!(status_hint("UNAVAILABLE: server busy"), None);
     }
 
     #[test]

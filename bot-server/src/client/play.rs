@@ -135,6 +135,19 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
         max_playouts: args.playouts,
         clock: None,
     };
+    let path = args.record.clone().unwrap_or_else(|| {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        PathBuf::from(format!("emergo-game-{secs}.pgn"))
+    });
+    // Issue 15: find out now, not after an hour's game, that the record cannot be written.
+    // Opening to append creates the file if need be and leaves an existing one as it is.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(|e| record_error(&path, e))?;
     let backend = Backend::open(&args.connect, args.local).await?;
     let engine_name = engine_description(&args, time);
     let engine = Engine {
@@ -222,23 +235,20 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
         result: result.to_owned(),
         termination: termination.to_owned(),
     };
-    let path = args.record.clone().unwrap_or_else(|| {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        PathBuf::from(format!("emergo-game-{secs}.pgn"))
-    });
-    std::fs::write(&path, record.to_pgn()).map_err(|e| {
-        ClientError::Invalid(format!(
-            "cannot write the game record to {}: {e}",
-            path.display()
-        ))
-    })?;
+    std::fs::write(&path, record.to_pgn()).map_err(|e| record_error(&path, e))?;
     println!("Game record written to {}", path.display());
     match ending {
         Ending::EngineFailure(e) => Err(ClientError::Invalid(e)),
         _ => Ok(()),
     }
+}
+
+/// The error for a game record that cannot be written, naming its path.
+fn record_error(path: &std::path::Path, e: std::io::Error) -> ClientError {
+    ClientError::Invalid(format!(
+        "cannot write the game record to {}: {e}",
+        path.display()
+    ))
 }
 
 /// How the record names the engine: where it runs and its budget.
@@ -310,6 +320,14 @@ impl Engine {
                 .find(|m| m.r#move == response.best_move)
                 .map(|m| proof_label(m.proof(), m.proof_plies))
                 .unwrap_or_default();
+            // Issue 15: a forced move is not searched; "0 playouts, 50.0%" would mislead.
+            if a.stop_reason() == pb::StopReason::SingleLegalMove {
+                return if proof.is_empty() {
+                    "  (forced)".to_owned()
+                } else {
+                    format!("  (forced, proven {proof})")
+                };
+            }
             format!(
                 "  (its estimate {:.1}%{}, {} playouts in {:.2} s)",
                 f64::from(a.root_value) * 100.0,

@@ -151,7 +151,7 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
             break (
                 0.5,
                 "move-cap".to_owned(),
-                Some(format!("{} turns", ctx.max_turns)),
+                Some(super::super::count(ctx.max_turns as u64, "turn")),
             );
         }
         let i = game.position().side_to_move() as usize;

@@ -120,10 +120,18 @@ struct Sink {
 
 impl Sink {
     fn create(dir: &std::path::Path) -> Result<Sink, ClientError> {
-        std::fs::create_dir_all(dir)?;
+        // io errors do not say which file; the user needs to know (issue 15).
+        let named = |path: &std::path::Path, e: std::io::Error| {
+            ClientError::Invalid(format!("--out {}: {e}", path.display()))
+        };
+        std::fs::create_dir_all(dir).map_err(|e| named(dir, e))?;
+        let create = |name: &str| {
+            let path = dir.join(name);
+            File::create(&path).map_err(|e| named(&path, e))
+        };
         Ok(Sink {
-            pgn: BufWriter::new(File::create(dir.join("games.pgn"))?),
-            jsonl: BufWriter::new(File::create(dir.join("summary.jsonl"))?),
+            pgn: BufWriter::new(create("games.pgn")?),
+            jsonl: BufWriter::new(create("summary.jsonl")?),
         })
     }
 
@@ -311,7 +319,7 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
         bar.set_message(tally.standing());
         let g = report.scheduled;
         note(format!(
-            "game {}/{total}: {} - {} {} {}{} ({} turns)",
+            "game {}/{total}: {} - {} {} {}{} ({})",
             g.number,
             engines[g.white].name,
             engines[g.black].name,
@@ -323,7 +331,7 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
                 .filter(|_| report.record.termination != "move-cap")
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default(),
-            report.turns()
+            super::count(report.turns() as u64, "turn")
         ));
         if let Some(test) = &sprt {
             if !decided && test.verdict(tally.pair_scores(0)) != sprt::Verdict::Continue {
