@@ -1131,6 +1131,8 @@ function buildBoard() {
   layers.units = svg('g', { id: 'units' }, board);
   layers.marks = svg('g', { id: 'marks' }, board);
   layers.arrows = svg('g', { id: 'arrows' }, board);
+  // The arrows' numbers, on square corners (never on a unit's count), above the shafts.
+  layers.labels = svg('g', { id: 'arrow-labels' }, board);
   board.setAttribute('viewBox', `0 0 ${2 * M + 9 * S} ${2 * M + 9 * S}`);
   builtFlipped = state.flipped;
 }
@@ -1163,6 +1165,7 @@ function drawUnit(parent, sq, unit) {
 function drawArrows(line, fen) {
   const layer = layers.arrows;
   layer.textContent = '';
+  layers.labels.textContent = '';
   if (!line.length) return;
   let side = parseFen(fen).side;
   line.slice(0, 4).forEach((move, i) => {
@@ -1175,7 +1178,7 @@ function drawArrows(line, fen) {
     if (path.length === 1) {
       const [cx, cy] = center(path[0]);
       svg('circle', { cx, cy, r: 26, class: 'entry-mark' }, g);
-      label = [cx - 20, cy - 20];
+      label = [cx - S / 2, cy - S / 2];
     } else {
       const pts = path.map(center);
       // Stop short of the last centre so the arrowhead does not hide the unit.
@@ -1187,10 +1190,13 @@ function drawArrows(line, fen) {
       svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'shaft', 'marker-end': `url(#head-${side})` }, g);
       // On a square corner: a quarter of a jump (its middle is the jumped unit), half a step.
       const t = path.length > 1 && move.includes('x') ? 0.25 : 0.5;
-      label = [pts[0][0] + (pts[1][0] - pts[0][0]) * t, pts[0][1] + (pts[1][1] - pts[0][1]) * t];
+      const [a, b] = [center(path[0]), center(path[1])];
+      label = [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
     }
-    svg('circle', { cx: label[0], cy: label[1], r: 9, class: 'arrow-label-bg' }, g);
-    svg('text', { x: label[0], y: label[1] + 1, class: 'arrow-label' }, g).textContent = String(i + 1);
+    const lg = svg('g', { class: 'arrow-number', opacity }, layers.labels);
+    lg.dataset.move = move;
+    svg('circle', { cx: label[0], cy: label[1], r: 9, class: 'arrow-label-bg' }, lg);
+    svg('text', { x: label[0], y: label[1] + 1, class: 'arrow-label' }, lg).textContent = String(i + 1);
     side = other(side);
   });
 }
@@ -1385,7 +1391,10 @@ function render(withAnalysis = true) {
 
   // Arrows for the best line (of the analysis, or of the reviewed turn shown).
   if (fen) drawArrows(state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine(), fen);
-  else layers.arrows.textContent = '';
+  else {
+    layers.arrows.textContent = '';
+    layers.labels.textContent = '';
+  }
   const pvLine = state.pv.step > 0 ? state.pv.line : bestLine();
   $('pv-position').textContent = pvLine.length ? `${state.pv.step} / ${pvLine.length}` : '';
   $('pv-back').disabled = state.pv.step === 0;

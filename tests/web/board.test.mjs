@@ -222,6 +222,14 @@ async function analyse(page) {
   check(/^\d+(\.\d)?$/.test(row[2]), `the win % cell should be a number: ${row}`);
 
   await waitFor(page, 'arrows for the best line', () => document.querySelectorAll('#arrows .arrow').length >= 2);
+  // The arrows' numbers lie on square corners (issue 15): never on a stack's count.
+  const near = await page.evaluate(() => {
+    const units = [...document.querySelectorAll('#units circle.disc')].map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]);
+    const labels = [...document.querySelectorAll('#arrow-labels circle')].map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]);
+    const d = Math.min(...labels.flatMap(([x, y]) => units.map(([u, v]) => Math.hypot(x - u, y - v))));
+    return { n: labels.length, d };
+  });
+  check(near.n >= 2 && near.d >= 30, `arrow numbers should stay off the stacks' counts: ${JSON.stringify(near)}`);
   await waitFor(page, 'the best line to be drawn', () => !document.getElementById('pv-forward').disabled);
   await page.click('#pv-forward');
   await waitFor(page, 'stepping along the best line', () => document.getElementById('board').dataset.preview === '1');
