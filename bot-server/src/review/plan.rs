@@ -130,7 +130,13 @@ impl ReviewJob {
         }
         let end = tail.outcome();
         let positions = tail.positions().to_vec();
-        let forced = |i: usize| positions[i].legal_moves().len() == 1;
+        // Whether each position has a single legal move, listed once (the walk below passes a
+        // run of forced positions once per turn before it).
+        let single: Vec<bool> = positions
+            .iter()
+            .map(|p| p.legal_moves().len() == 1)
+            .collect();
+        let forced = |i: usize| single[i];
 
         let mut plans = Vec::with_capacity(turns.len());
         let mut wanted = Vec::new();
