@@ -1,4 +1,4 @@
-//! The Emergo bot service (gRPC, `emergo.bot.v1`) and the `emergo` command-line tools.
+//! The Emergo bot service (gRPC, `emergo.bot.v1`), its HTTP/JSON gateway and the web board.
 //!
 //! A library with thin binaries, as in mini-redis: [`server::run`] serves on a listener until a
 //! shutdown future completes; `bin/bot-server.rs` parses flags, installs tracing, binds and calls
@@ -17,13 +17,14 @@
 //!   the played moves classified, the turns streamed in order, a per-player summary.
 //! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
 //!   [`metrics`]: Prometheus; [`http`]: the HTTP/JSON gateway and the web board ([`web`]).
-//! - [`tools`]: the offline `emergo` subcommands; [`client`]: the ones that talk to a server.
+//!
+//! The `emergo` command-line tools live in their own crate (`emergo-cli`), which uses this
+//! library for its `--local` mode.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;
 pub mod budget;
-pub mod client;
 pub mod config;
 pub mod convert;
 pub mod engine;
@@ -35,7 +36,6 @@ pub mod logging;
 pub mod memory;
 pub mod metrics;
 pub mod net;
-pub mod players;
 pub mod ponder;
 pub mod request;
 pub mod review;
@@ -45,5 +45,4 @@ pub mod service;
 pub mod stop;
 pub mod timeman;
 pub mod tls;
-pub mod tools;
 pub mod web;

@@ -23,7 +23,15 @@ pub fn binary(name: &str) -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let release = bin_dir().ends_with("release");
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--quiet", "-p", "emergo-bot-server", "--bins"]);
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "emergo-bot-server",
+            "-p",
+            "emergo-cli",
+            "--bins",
+        ]);
         if release {
             cmd.arg("--release");
         }

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use emergo_bot_server::client::record::{GameRecord, parse_pgn};
 use emergo_bot_server::config::ServerConfig;
+use emergo_cli::client::record::{GameRecord, parse_pgn};
 use emergo_tests::{TestServer, binary};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use emergo_bot_server::client::record::parse_pgn;
 use emergo_bot_server::config::ServerConfig;
+use emergo_cli::client::record::parse_pgn;
 use emergo_tests::{TestServer, binary};
 
 /// Runs `emergo play` with `args`, feeding it `input`, in `dir`, on a blocking thread so the

@@ -56,7 +56,7 @@ async fn server() -> TestServer {
 
 /// The built-in game of `loadtest --rpc review` (100 turns, won by Black).
 fn sample_record() -> String {
-    std::fs::read_to_string(workspace_root().join("bot-server/src/client/review-100.pgn"))
+    std::fs::read_to_string(workspace_root().join("cli/src/client/review-100.pgn"))
         .expect("read the sample record")
 }
 

@@ -6,8 +6,8 @@
 use std::process::Command;
 use std::time::Instant;
 
-use emergo_bot_server::client::record::parse_pgn;
 use emergo_bot_server::config::ServerConfig;
+use emergo_cli::client::record::parse_pgn;
 use emergo_proto::v1 as pb;
 use emergo_tests::{INITIAL, TestServer, binary};
 use serde_json::Value;

@@ -327,7 +327,7 @@ async fn ponder_without_a_game_id_or_on_analyze_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: run it by hand in release"]
 async fn ponder_gain() {
-    use emergo_bot_server::players::{AbPlayer, MovePicker};
+    use emergo_cli::players::{AbPlayer, MovePicker};
     use emergo_engine::alphabeta::AbLimits;
 
     const GAMES: usize = 3;

@@ -4,7 +4,7 @@
 //! uniform-playout MCTS. The long time-based matches are benchmarks, run by hand with
 //! `emergo arena`; the README's strength section has their commands and results.
 
-use emergo_bot_server::players::{
+use emergo_cli::players::{
     AbPlayer, GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer, play_game,
 };
 use emergo_engine::{AbLimits, MctsConfig};

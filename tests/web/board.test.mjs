@@ -357,7 +357,7 @@ async function phoneAnalysis(page) {
 
 // The built-in game of `emergo loadtest --rpc review`: 100 turns, mcts:playouts=100 (White, who
 // makes mistakes) against mcts:playouts=1000.
-const REVIEW_RECORD = readFileSync(new URL('../../bot-server/src/client/review-100.pgn', import.meta.url), 'utf8');
+const REVIEW_RECORD = readFileSync(new URL('../../cli/src/client/review-100.pgn', import.meta.url), 'utf8');
 
 const reviewState = (page) =>
   page.evaluate(() => ({

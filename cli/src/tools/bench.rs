@@ -341,7 +341,7 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
     config.apply(&mut params);
     params.smart_pruning = false;
     let run = |params: SearchParams| {
-        let state = crate::engine::EmergoState::new(Position::initial())
+        let state = emergo_engine::EmergoState::new(Position::initial())
             .with_knowledge(config.shared_knowledge());
         Search::new(state, params).run()
     };
@@ -356,7 +356,7 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
     });
     let max_tree_bytes = params.max_tree_bytes;
     let (s, timeline, bytes_per_playout) = run_with_timeline(Search::new(
-        crate::engine::EmergoState::new(Position::initial())
+        emergo_engine::EmergoState::new(Position::initial())
             .with_knowledge(config.shared_knowledge()),
         params,
     ));
@@ -374,8 +374,8 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
         per_thread_efficiency,
         nodes: s.nodes,
         node_cap_reached: s.node_cap_reached,
-        bytes_per_node: Search::<crate::engine::EmergoState>::bytes_per_node(),
-        bytes_per_edge: Search::<crate::engine::EmergoState>::bytes_per_edge(),
+        bytes_per_node: Search::<emergo_engine::EmergoState>::bytes_per_node(),
+        bytes_per_edge: Search::<emergo_engine::EmergoState>::bytes_per_edge(),
         tree_bytes: s.tree_bytes,
         bytes_per_playout,
         max_tree_bytes,

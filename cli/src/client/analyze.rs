@@ -172,7 +172,7 @@ pub async fn run(args: AnalyzeArgs) -> Result<(), ClientError> {
     // connection problem.
     let limits = s.limits()?;
     // Our own search id, so that Ctrl-C can stop the search with its answer.
-    let search_id = crate::stop::SearchId::random().to_string();
+    let search_id = emergo_bot_server::stop::SearchId::random().to_string();
     let request = pb::AnalyzeRequest {
         position: Some(s.position()),
         limits: Some(limits),

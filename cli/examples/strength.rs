@@ -1,12 +1,12 @@
 //! MCTS strength against the baselines, with colours alternated over a fixed seed set.
 //!
-//! `cargo run --release -p emergo-bot-server --example strength -- [GAMES] [PLAYOUTS] [random|greedy] [THREADS]`
+//! `cargo run --release -p emergo-cli --example strength -- [GAMES] [PLAYOUTS] [random|greedy] [THREADS]`
 //! prints one line per game and the score, with the default MCTS configuration. The README's
 //! strength figures come from `emergo arena`, which also plays time-based matches.
 
 use std::time::Instant;
 
-use emergo_bot_server::players::{GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer, play_game};
+use emergo_cli::players::{GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer, play_game};
 use emergo_rules::{Game, Position};
 
 fn main() {

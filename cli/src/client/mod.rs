@@ -26,9 +26,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Status};
 
-use crate::config::ServerConfig;
-use crate::request::SearchJob;
-use crate::runner::{Engine, UpdateResult};
+use emergo_bot_server::config::ServerConfig;
+use emergo_bot_server::request::SearchJob;
+use emergo_bot_server::runner::{Engine, UpdateResult};
 
 /// Metadata header mirroring `SearchOptions.game_id`, so a load balancer can hash a game's
 /// requests to one replica (tree reuse) without parsing protobuf.
@@ -132,7 +132,7 @@ fn status_text(status: &Status) -> String {
 fn status_chain(status: &Status) -> String {
     let head = format!(
         "{}: {}",
-        crate::metrics::code_name(status.code()),
+        emergo_bot_server::metrics::code_name(status.code()),
         status.message()
     );
     match std::error::Error::source(status) {
@@ -247,7 +247,7 @@ fn tls_endpoint(
         .domain_name(domain)
         .timeout(TLS_HANDSHAKE_TIMEOUT);
     if let Some(path) = &args.ca_cert {
-        let roots = crate::tls::ca_roots(path)
+        let roots = emergo_bot_server::tls::ca_roots(path)
             .map_err(|e| ClientError::Invalid(format!("--ca-cert {e}")))?;
         config = config.trust_anchors(roots);
     }
@@ -416,7 +416,7 @@ impl Backend {
                 .await?
                 .into_inner()
                 .boxed(),
-            Backend::Local(engine) => crate::service::BotService::new(engine.clone())
+            Backend::Local(engine) => emergo_bot_server::service::BotService::new(engine.clone())
                 .analyze_game(Request::new(req))
                 .await?
                 .into_inner()
@@ -446,8 +446,8 @@ impl Backend {
                 .into_inner()
                 .stopped),
             Backend::Local(engine) => {
-                let id =
-                    crate::stop::SearchId::parse(search_id, "search_id").map_err(Status::from)?;
+                let id = emergo_bot_server::stop::SearchId::parse(search_id, "search_id")
+                    .map_err(Status::from)?;
                 Ok(engine.searches.stop(&id).map_err(Status::from)?)
             }
         }

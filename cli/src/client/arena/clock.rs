@@ -2,7 +2,7 @@
 //! time each move really took (the RPC included) and credited with the increment.
 //!
 //! The arena is the referee: an engine is told its clock (servers in `Limits.clock`, in-process
-//! engines through [`crate::timeman::plan`]) but the arena measures, and a side whose clock
+//! engines through [`emergo_bot_server::timeman::plan`]) but the arena measures, and a side whose clock
 //! would go below zero loses on time (`time-forfeit`).
 
 use std::fmt;
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use emergo_proto::v1 as pb;
 
-use crate::timeman;
+use emergo_bot_server::timeman;
 
 /// Longest base time accepted: a day (a clock must fit the contract's `uint32` milliseconds).
 const MAX_BASE: Duration = Duration::from_secs(24 * 3600);

@@ -13,7 +13,7 @@ use super::clock::{LOCAL_MARGIN, SideClock};
 use super::spec::{EngineKind, EngineSpec};
 use crate::client::{Client, ClientError, ConnectArgs, connect, request_with_game};
 use crate::players::{AbPlayer, GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer};
-use crate::timeman;
+use emergo_bot_server::timeman;
 
 /// Slack beyond the mover's clock for a BestMove call under a game clock: the arena measures
 /// and flags a late answer itself, so the deadline only has to end a call that never returns.

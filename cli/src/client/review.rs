@@ -226,7 +226,7 @@ fn request(args: &ReviewArgs, record: String, search_id: &str) -> pb::AnalyzeGam
 pub async fn run(args: ReviewArgs) -> Result<(), ClientError> {
     let (name, record) = read_record(&args)?;
     let named = |e: ClientError| ClientError::Invalid(format!("{name}: {e}"));
-    let search_id = crate::stop::SearchId::random().to_string();
+    let search_id = emergo_bot_server::stop::SearchId::random().to_string();
     let req = request(&args, record.clone(), &search_id);
     let backend = Backend::open(&args.connect, args.local).await?;
     let mut rx = backend.analyze_game(req).await.map_err(named)?;

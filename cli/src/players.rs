@@ -10,7 +10,7 @@ use emergo_rules::{Game, Move, Outcome};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
-use crate::engine::EmergoState;
+use emergo_engine::EmergoState;
 
 /// Chooses moves for one side of a game.
 pub trait MovePicker {

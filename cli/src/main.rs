@@ -1,4 +1,6 @@
-//! `emergo`: command-line tools for Emergo positions (offline) and, later, for the bot server.
+//! `emergo`: command-line tools for Emergo — offline on the rules core, or as clients of a bot
+//! server (or of the same service in-process with `--local`). The code lives in the library
+//! (`emergo_cli`); this file parses the command line and dispatches.
 
 /// mimalloc rather than the system allocator: search trees are allocated in 128 KiB chunks and
 /// freed wholesale (reclaims, finished searches), often on other threads than the next search's;
@@ -13,11 +15,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use emergo_bot_server::client::{self, ClientError};
-use emergo_bot_server::tools::{self, bench, legal};
-use emergo_rules::{perft, perft_divide};
-
-const INITIAL_FEN: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
+use emergo_cli::client::{self, ClientError};
+use emergo_cli::tools::{self, bench, legal};
+use emergo_rules::{INITIAL_FEN, perft, perft_divide};
 
 #[derive(Parser)]
 #[command(

@@ -32,7 +32,7 @@ use emergo_proto::v1::game_review_update::Update;
 
 use super::analyze::PriorityArg;
 use super::{Client, ClientError, ConnectArgs, connect, parse_duration, request_with_game};
-use crate::metrics::code_name;
+use emergo_bot_server::metrics::code_name;
 
 /// The initial position, searched unless `--fen` says otherwise.
 use emergo_rules::INITIAL_FEN;
