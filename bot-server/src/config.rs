@@ -9,6 +9,10 @@ use std::time::Duration;
 use clap::Args;
 use emergo_engine::MctsConfig;
 
+/// Largest request message accepted, on every port (a position with 2,000 moves is about
+/// 16 KiB).
+pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
+
 /// Everything the server can be told. Each flag has an `EMERGO_*` environment fallback and a
 /// default that runs well on a laptop, so `bot-server` with no arguments is a working server.
 #[derive(Clone, Debug, Args)]
@@ -518,6 +522,28 @@ pub fn parse_listen_addr(s: &str) -> Result<SocketAddr, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 11: `ServerConfig::default()` (the tests' servers, embedders, `emergo --local`)
+    /// is the configuration `bot-server` runs with when given no flags.
+    #[test]
+    fn issue_11_defaults_match_the_command_line_defaults() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            config: ServerConfig,
+        }
+        use clap::Parser as _;
+        let set: Vec<String> = std::env::vars()
+            .map(|(k, _)| k)
+            .filter(|k| k.starts_with("EMERGO_") && !k.starts_with("EMERGO_REQUIRE_"))
+            .collect();
+        assert!(set.is_empty(), "unset {set:?} to run this test");
+        let parsed = Cli::try_parse_from(["bot-server"]).unwrap().config;
+        assert_eq!(
+            format!("{parsed:#?}"),
+            format!("{:#?}", ServerConfig::default())
+        );
+    }
 
     #[test]
     fn mcts_settings_parse() {

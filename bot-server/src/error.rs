@@ -44,6 +44,9 @@ pub enum ServiceError {
     /// The client's own search id is already used by a live search.
     #[error("options.search_id: {0:?} is already used by a running or waiting search")]
     SearchIdInUse(String),
+    /// The bearer token is missing or wrong ([`crate::auth`]).
+    #[error("{0}")]
+    Unauthenticated(&'static str),
     /// A bug: the search thread went away.
     #[error("internal error: {0}")]
     Internal(String),
@@ -81,6 +84,7 @@ impl ServiceError {
             ) => Code::ResourceExhausted,
             ServiceError::UnknownSearch(_) => Code::NotFound,
             ServiceError::SearchIdInUse(_) => Code::AlreadyExists,
+            ServiceError::Unauthenticated(_) => Code::Unauthenticated,
             ServiceError::Internal(_) => Code::Internal,
         }
     }

@@ -20,15 +20,16 @@
 //! - The browser-facing policy ([`crate::http_policy`]): checked `Host`, same-origin unless
 //!   `--cors-origin` lists more, `Content-Type: application/json` on JSON calls.
 //!
-//! Every request goes through the gRPC service's own handlers ([`BotService`]), so validation,
-//! admission control, limits, metrics and tracing are shared: one engine, two doors. The
-//! optional bearer token is checked here exactly as the gRPC interceptor does, and an
-//! `x-emergo-timeout-ms` header plays the role of the gRPC deadline.
+//! Every request goes to the transport-neutral service core ([`Service`]), as the gRPC door's
+//! do, so validation, admission control, limits, metrics and tracing are shared: one engine,
+//! two doors. The optional bearer token is checked by the same [`BearerAuth`] as the gRPC
+//! interceptor's, and an `x-emergo-timeout-ms` header gives the deadline (a value handed to
+//! the core, as the gRPC door hands it the `grpc-timeout`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -39,21 +40,22 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use emergo_proto::v1 as pb;
-use emergo_proto::v1::emergo_bot_server::EmergoBot;
 use futures_util::stream::{Stream, StreamExt};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Serialize;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 
-use crate::config::ServerConfig;
+use crate::auth::BearerAuth;
+use crate::config::{MAX_REQUEST_BYTES, ServerConfig};
+use crate::error::ServiceError;
 use crate::http_policy::{Policy, PolicyError, Refusal, check_json_content_type};
-use crate::server::{BearerAuth, MAX_REQUEST_BYTES};
-use crate::service::BotService;
+use crate::service::Service;
 
 /// Shared state of the gateway's handlers.
 #[derive(Clone)]
 pub struct Gateway {
-    service: BotService,
+    service: Service,
     auth: BearerAuth,
     policy: Arc<Policy>,
 }
@@ -139,13 +141,9 @@ impl ApiError {
     }
 }
 
-impl From<tonic::Status> for ApiError {
-    fn from(status: tonic::Status) -> ApiError {
-        ApiError {
-            status: http_status(status.code()),
-            code: status.code(),
-            message: status.message().to_owned(),
-        }
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> ApiError {
+        ApiError::new(http_status(e.code()), e.code(), e.to_string())
     }
 }
 
@@ -172,15 +170,15 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// An error response for a gRPC status.
-fn error_response(status: tonic::Status) -> Response {
-    ApiError::from(status).into_response()
+/// An error response for an error of the service core.
+fn error_response(e: ServiceError) -> Response {
+    ApiError::from(e).into_response()
 }
 
 fn json_response<T: Serialize>(value: &T) -> Response {
     match serde_json::to_string(value) {
         Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
-        Err(e) => error_response(tonic::Status::internal(format!(
+        Err(e) => error_response(ServiceError::Internal(format!(
             "cannot encode the answer: {e}"
         ))),
     }
@@ -220,7 +218,7 @@ impl Gateway {
     /// browser policy ([`Policy`]) come from `config`. Fails on a `--cors-origin` or
     /// `--allowed-host` value that does not parse.
     pub fn new(
-        service: BotService,
+        service: Service,
         config: &ServerConfig,
         local_addr: SocketAddr,
     ) -> Result<Gateway, PolicyError> {
@@ -231,14 +229,14 @@ impl Gateway {
         })
     }
 
-    /// Reads the body, checks its content type and the auth, parses the JSON, and builds the
-    /// gRPC-style request (with the deadline header translated). The body is read before its
-    /// `Content-Type` is judged because an empty body needs none, and only reading tells.
+    /// Reads the body, checks its content type and the auth, parses the JSON into the request
+    /// message, and reads the deadline header. The body is read before its `Content-Type` is
+    /// judged because an empty body needs none, and only reading tells.
     async fn request<T: serde::de::DeserializeOwned + Default>(
         &self,
         headers: &HeaderMap,
         body: Body,
-    ) -> Result<tonic::Request<T>, ApiError> {
+    ) -> Result<(T, Option<Instant>), ApiError> {
         let body = read_body(body).await?;
         check_json_content_type(
             headers.get(header::CONTENT_TYPE).map(HeaderValue::as_bytes),
@@ -249,57 +247,66 @@ impl Gateway {
         let message: T = if body.iter().all(u8::is_ascii_whitespace) {
             T::default()
         } else {
-            serde_json::from_slice(&body).map_err(|e| {
-                tonic::Status::invalid_argument(crate::error::bounded_message(&format!(
-                    "request body: {e}"
-                )))
-            })?
+            serde_json::from_slice(&body).map_err(|e| ServiceError::invalid("request body", e))?
         };
-        let mut req = tonic::Request::new(message);
-        if let Some(ms) = headers.get("x-emergo-timeout-ms") {
-            let ms: u64 = ms
-                .to_str()
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .filter(|ms| *ms > 0 && *ms <= 24 * 3_600_000)
-                .ok_or_else(|| {
-                    tonic::Status::invalid_argument(
-                        "x-emergo-timeout-ms: expected milliseconds (1 .. 86400000)",
-                    )
-                })?;
-            if let Ok(v) = format!("{ms}m").parse() {
-                req.metadata_mut().insert("grpc-timeout", v);
+        let deadline = match headers.get("x-emergo-timeout-ms") {
+            None => None,
+            Some(ms) => {
+                let ms: u64 = ms
+                    .to_str()
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                    .filter(|ms| *ms > 0 && *ms <= 24 * 3_600_000)
+                    .ok_or_else(|| {
+                        ServiceError::invalid(
+                            "x-emergo-timeout-ms",
+                            "expected milliseconds (1 .. 86400000)",
+                        )
+                    })?;
+                crate::service::deadline_after(Duration::from_millis(ms))
             }
-        }
-        Ok(req)
+        };
+        Ok((message, deadline))
     }
 }
 
-macro_rules! unary {
-    ($name:ident, $method:ident, $req:ty) => {
+/// The JSON answer of a unary operation, or its error.
+fn unary_response<T: Serialize>(answer: Result<T, ServiceError>) -> Response {
+    match answer {
+        Ok(answer) => json_response(&answer),
+        Err(e) => error_response(e),
+    }
+}
+
+async fn best_move(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
+    match g.request::<pb::BestMoveRequest>(&headers, body).await {
+        // Dropping this future (the client went away) drops the search's, which stops it.
+        Ok((req, deadline)) => unary_response(g.service.best_move(req, deadline).await),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// A handler for an operation that does not search (answered at once, no deadline needed).
+macro_rules! instant {
+    ($name:ident, $req:ty) => {
         async fn $name(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
-            let req = match g.request::<$req>(&headers, body).await {
-                Ok(r) => r,
-                Err(e) => return e.into_response(),
-            };
-            match g.service.$method(req).await {
-                Ok(resp) => json_response(resp.get_ref()),
-                Err(status) => error_response(status),
+            match g.request::<$req>(&headers, body).await {
+                Ok((req, _deadline)) => unary_response(g.service.$name(req)),
+                Err(e) => e.into_response(),
             }
         }
     };
 }
 
-unary!(best_move, best_move, pb::BestMoveRequest);
-unary!(legal_moves, legal_moves, pb::LegalMovesRequest);
-unary!(apply_moves, apply_moves, pb::ApplyMovesRequest);
-unary!(server_info, server_info, pb::ServerInfoRequest);
-unary!(stop_search, stop_search, pb::StopSearchRequest);
+instant!(legal_moves, pb::LegalMovesRequest);
+instant!(apply_moves, pb::ApplyMovesRequest);
+instant!(server_info, pb::ServerInfoRequest);
+instant!(stop_search, pb::StopSearchRequest);
 
 /// SSE events for the messages of a stream (an analysis's updates, a review's turns), each
 /// named by `kind`; the stream ends after the last one.
 fn sse_events<T: Serialize + Send + 'static>(
-    stream: impl Stream<Item = Result<T, tonic::Status>> + Send + 'static,
+    stream: impl Stream<Item = Result<T, ServiceError>> + Send + 'static,
     kind: fn(&T) -> &'static str,
 ) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
     stream.map(move |item| {
@@ -313,55 +320,59 @@ fn sse_events<T: Serialize + Send + 'static>(
                         .data(error_json(Code::Internal, &e.to_string())),
                 }
             }
-            Err(status) => Event::default()
-                .event("error")
-                .data(error_json(status.code(), status.message())),
+            Err(e) => Event::default().event("error").data(error_json(
+                e.code(),
+                &crate::error::bounded_message(&e.to_string()),
+            )),
         })
     })
 }
 
 async fn analyze(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
-    let req = match g.request::<pb::AnalyzeRequest>(&headers, body).await {
+    let (req, deadline) = match g.request::<pb::AnalyzeRequest>(&headers, body).await {
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    match g.service.analyze(req).await {
+    match g.service.analyze(req, deadline).await {
         // Dropping this response stream (the browser went away) drops the receiver, which the
         // engine notices and stops the search.
-        Ok(resp) => {
+        Ok(rx) => {
             let kind = |u: &pb::AnalysisUpdate| if u.r#final { "final" } else { "update" };
-            Sse::new(sse_events(resp.into_inner(), kind))
+            Sse::new(sse_events(ReceiverStream::new(rx), kind))
                 .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
                 .into_response()
         }
-        Err(status) => error_response(status),
+        Err(e) => error_response(e),
     }
 }
 
 async fn analyze_game(State(g): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
-    let req = match g.request::<pb::AnalyzeGameRequest>(&headers, body).await {
+    let (req, deadline) = match g.request::<pb::AnalyzeGameRequest>(&headers, body).await {
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    match g.service.analyze_game(req).await {
+    match g.service.analyze_game(req, deadline).await {
         // As for Analyze: a browser that goes away stops the review.
-        Ok(resp) => {
+        Ok(rx) => {
             let kind = |u: &pb::GameReviewUpdate| match u.update {
                 Some(pb::game_review_update::Update::Summary(_)) => "summary",
                 _ => "turn",
             };
-            Sse::new(sse_events(resp.into_inner(), kind))
+            Sse::new(sse_events(ReceiverStream::new(rx), kind))
                 .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
                 .into_response()
         }
-        Err(status) => error_response(status),
+        Err(e) => error_response(e),
     }
 }
 
 async fn not_found() -> Response {
-    error_response(tonic::Status::not_found(
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        Code::NotFound,
         "no such endpoint: use POST /v1/{BestMove,Analyze,AnalyzeGame,StopSearch,LegalMoves,ApplyMoves,ServerInfo} or GET /",
-    ))
+    )
+    .into_response()
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {

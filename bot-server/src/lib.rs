@@ -15,8 +15,14 @@
 //!   [`budget`]: a search's budget counted from the request's arrival.
 //! - [`review`]: whole-game review (AnalyzeGame): a game's positions searched turn by turn,
 //!   the played moves classified, the turns streamed in order, a per-player summary.
-//! - [`service`]: the RPCs; [`server`]: auth, health, reflection, graceful shutdown;
-//!   [`metrics`]: Prometheus; [`http`]: the HTTP/JSON gateway and the web board ([`web`]).
+//! - [`service`]: the service core, transport-neutral: each operation takes its request
+//!   message and the deadline as a value and answers with its response or a typed
+//!   [`error::ServiceError`], logging and counting every request; two thin doors call it:
+//!   [`grpc`] (tonic) and [`http`] (the HTTP/JSON gateway and the web board, [`web`]), and the
+//!   `emergo` tools' `--local` mode calls it in-process.
+//! - [`server`]: assembling the doors, health, reflection, TLS and a graceful shutdown;
+//!   [`auth`]: the bearer token, one check for both doors; [`net`]: the connection layer;
+//!   [`metrics`]: Prometheus.
 //!
 //! The `emergo` command-line tools live in their own crate (`emergo-cli`), which uses this
 //! library for its `--local` mode.
@@ -24,12 +30,14 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;
+pub mod auth;
 pub mod budget;
 pub mod config;
 pub mod convert;
 pub mod engine;
 pub mod error;
 pub mod games;
+pub mod grpc;
 pub mod http;
 pub mod http_policy;
 pub mod logging;

@@ -557,7 +557,7 @@ async fn connection(
         // keep-alive connections after the header timeout).
         .header_read_timeout(None)
         .timer(TokioTimer::new())
-        .max_buf_size(crate::server::MAX_REQUEST_BYTES.max(64 * 1024) + 16 * 1024);
+        .max_buf_size(crate::config::MAX_REQUEST_BYTES.max(64 * 1024) + 16 * 1024);
     builder
         .http2()
         .timer(TokioTimer::new())

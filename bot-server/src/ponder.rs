@@ -27,11 +27,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use emergo_mcts::{Game as _, Snapshot};
 use emergo_rules::Move;
 
-use crate::games::{BudgetedSearch, KeptGame, Pondered};
-use crate::runner::{Engine, StopCause, StopControl};
+use crate::stop::{StopCause, StopControl};
 
 /// Longest the game's next request waits for its ponder to park the tree. A ponder stops within
 /// a playout of its flag and parks at once; this only bounds a pathological case, after which
@@ -43,8 +41,10 @@ pub const HANDOVER_WAIT: Duration = Duration::from_secs(2);
 #[derive(Debug, Default)]
 pub struct Ponders {
     map: Mutex<HashMap<String, Arc<StopControl>>>,
-    /// Notified whenever an entry goes.
+    /// Notified whenever an entry goes (supervisor threads wait on it).
     gone: Condvar,
+    /// The same, for async code ([`Ponders::ended`]).
+    gone_async: tokio::sync::Notify,
 }
 
 /// A game's place in [`Ponders`]; removed (and waiters woken) when dropped.
@@ -78,6 +78,7 @@ impl Drop for PonderSlot {
         }
         drop(map);
         self.ponders.gone.notify_all();
+        self.ponders.gone_async.notify_waiters();
     }
 }
 
@@ -135,6 +136,13 @@ impl Ponders {
         true
     }
 
+    /// Resolves at the next end of a ponder (its tree parked): for async code that waits for
+    /// every ponder to end (the shutdown). Like [`tokio::sync::Notify::notified`], it sees only
+    /// ends after it is enabled (or first polled).
+    pub fn ended(&self) -> tokio::sync::futures::Notified<'_> {
+        self.gone_async.notified()
+    }
+
     /// Games with a ponder (running, or being set up or parked).
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -159,126 +167,6 @@ pub struct PonderJob {
     pub best: Move,
     /// The answered search's threads: the most the ponder takes.
     pub threads: usize,
-}
-
-/// Visits per root move.
-fn root_visits(s: &Snapshot<Move>) -> Vec<(Move, u64)> {
-    s.moves.iter().map(|m| (m.mv, m.visits)).collect()
-}
-
-/// Parks a game's tree in the kept-tree store; returns what the store evicted, for the caller
-/// to drop once it released what it holds.
-fn park(
-    engine: &Engine,
-    game_id: &str,
-    fen: String,
-    moves: Vec<Move>,
-    tree: BudgetedSearch,
-    pondered: Pondered,
-) -> Vec<BudgetedSearch> {
-    engine.games.put(
-        game_id.to_owned(),
-        KeptGame {
-            fen,
-            moves,
-            tree,
-            pondered,
-        },
-    )
-}
-
-/// Ponders `job` on the answered search's `tree` until it is stopped (preempted, the game's
-/// next request, shutdown) or capped, then parks the tree under the game id, its root the
-/// position after the answer. Blocking: runs on the answered search's supervisor thread, after
-/// the answer went out and the search's own threads were given back.
-pub fn run(engine: &Arc<Engine>, job: PonderJob, tree: BudgetedSearch) {
-    let PonderJob {
-        slot,
-        fen,
-        mut moves,
-        best,
-        threads,
-    } = job;
-    let BudgetedSearch {
-        mut search,
-        mut grant,
-    } = tree;
-    let ctl = slot.control().clone();
-    let mut after = search.root_state().clone();
-    after.play(best);
-    let over = after.rules_outcome().is_some();
-    let preempt = ctl.clone();
-    let threads_grant = (!over && !ctl.is_stopped())
-        .then(|| {
-            engine.admission.try_acquire_preemptible(
-                threads,
-                Arc::new(move || {
-                    preempt.stop(StopCause::Preempted);
-                }),
-            )
-        })
-        .flatten();
-    let Some(threads_grant) = threads_grant else {
-        // No idle thread, the game is over, or its next request is here already: keep the
-        // tree as the search left it (reuse advances it by both moves).
-        tracing::debug!(over, "no ponder");
-        let tree = BudgetedSearch { search, grant };
-        let garbage = park(
-            engine,
-            slot.game_id(),
-            fen,
-            moves,
-            tree,
-            Pondered::default(),
-        );
-        drop(slot);
-        drop(garbage);
-        return;
-    };
-    crate::metrics::pondering(engine.admission.preemptible());
-    // The ponder's share of the tree memory, like any search on its threads: a tree larger
-    // than that (the answered search had more threads) is cut down by `set_params`, whose limit
-    // the advance's copy respects too.
-    let share = engine.memory.share(threads_grant.threads);
-    let limit = share.min(grant.bytes());
-    let mut params = search.params().clone();
-    params.threads = threads_grant.threads;
-    params.max_tree_bytes = limit;
-    params.max_time = Some(Duration::from_millis(u64::from(
-        engine.config.max_ponder_ms,
-    )));
-    params.max_playouts = None;
-    // No move is chosen from a ponder: it searches on until stopped, wherever the visits go.
-    params.smart_pruning = false;
-    params.seed = crate::runner::fresh_seed();
-    search.set_params(params);
-    search.advance(&[best]);
-    moves.push(best);
-    grant.shrink_to(limit.max(search.memory_bytes()));
-    search.set_stop_flag(ctl.flag());
-    let before = root_visits(&search.snapshot());
-    tracing::debug!(threads = threads_grant.threads, "pondering");
-    let (search, snapshot) = search.start().wait();
-    let pondered = Pondered::between(&before, &root_visits(&snapshot), snapshot.playouts);
-    crate::metrics::ponder_finished(snapshot.playouts);
-    tracing::debug!(
-        playouts = snapshot.playouts,
-        cause = ?ctl.cause(),
-        "ponder ended"
-    );
-    let garbage = park(
-        engine,
-        slot.game_id(),
-        fen,
-        moves,
-        BudgetedSearch { search, grant },
-        pondered,
-    );
-    // The tree is parked: the game's next request may take it, and waiters the threads.
-    drop(slot);
-    drop(threads_grant);
-    crate::metrics::pondering(engine.admission.preemptible());
-    drop(garbage);
 }
 
 #[cfg(test)]

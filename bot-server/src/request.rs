@@ -348,33 +348,6 @@ pub(crate) fn priority(value: i32) -> Result<Priority, ServiceError> {
     }
 }
 
-/// Longest client deadline the server keeps track of: a day. Longer ones (up to the 8-digit
-/// hours the gRPC wire format allows, or absurd values like `18446744073709551615S`) change
-/// nothing, since every search budget is capped far below, and clamping them keeps
-/// `Instant::now() + timeout` from overflowing.
-pub const MAX_GRPC_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
-
-/// Reads the client's gRPC deadline from the `grpc-timeout` header (e.g. `1500m`), clamped to
-/// [`MAX_GRPC_TIMEOUT`]. An unparsable header counts as none.
-pub fn grpc_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<Duration> {
-    let v = metadata.get("grpc-timeout")?.to_str().ok()?;
-    if v.len() < 2 {
-        return None;
-    }
-    let (digits, unit) = v.split_at(v.len() - 1);
-    let n: u64 = digits.parse().ok()?;
-    let timeout = match unit {
-        "H" => Duration::from_secs(n.saturating_mul(3600)),
-        "M" => Duration::from_secs(n.saturating_mul(60)),
-        "S" => Duration::from_secs(n),
-        "m" => Duration::from_millis(n),
-        "u" => Duration::from_micros(n),
-        "n" => Duration::from_nanos(n),
-        _ => return None,
-    };
-    Some(timeout.min(MAX_GRPC_TIMEOUT))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -584,25 +557,5 @@ mod tests {
         assert_eq!(e.to_string(), "position.moves[1]: a1: a1 is occupied");
         let e = parse_position("", &[], "position.").unwrap_err();
         assert!(e.to_string().starts_with("position.fen: required"));
-    }
-
-    #[test]
-    fn grpc_timeout_header() {
-        let mut m = tonic::metadata::MetadataMap::new();
-        m.insert("grpc-timeout", "1500m".parse().unwrap());
-        assert_eq!(grpc_timeout(&m), Some(Duration::from_millis(1500)));
-        m.insert("grpc-timeout", "2S".parse().unwrap());
-        assert_eq!(grpc_timeout(&m), Some(Duration::from_secs(2)));
-        m.insert("grpc-timeout", "x".parse().unwrap());
-        assert_eq!(grpc_timeout(&m), None);
-        // Absurd values are clamped (issue 12: they used to overflow `Instant + Duration`).
-        for huge in [
-            "18446744073709551615S",
-            "18446744073709551615H",
-            "9223372036854775807S",
-        ] {
-            m.insert("grpc-timeout", huge.parse().unwrap());
-            assert_eq!(grpc_timeout(&m), Some(MAX_GRPC_TIMEOUT), "{huge}");
-        }
     }
 }

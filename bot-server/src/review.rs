@@ -42,17 +42,14 @@ use emergo_rules::Move;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::mpsc;
-use tonic::Status;
 
 use crate::admission::AdmissionError;
 use crate::convert;
 use crate::engine::EmergoState;
 use crate::error::ServiceError;
 use crate::games::BudgetedSearch;
-use crate::runner::{
-    CancelOnDrop, DeadlinePlan, Engine, Running, StopCause, StopControl, final_reason, fresh_seed,
-};
-use crate::stop::SearchId;
+use crate::runner::{DeadlinePlan, Engine, Running, final_reason, fresh_seed};
+use crate::stop::{CancelOnDrop, SearchId, StopCause, StopControl};
 pub use plan::ReviewJob;
 use plan::{After, TurnPlan};
 
@@ -60,7 +57,7 @@ use plan::{After, TurnPlan};
 pub const CHUNK: usize = 8;
 
 /// Stream item type of AnalyzeGame.
-pub type ReviewResult = Result<pb::GameReviewUpdate, Status>;
+pub type ReviewResult = Result<pb::GameReviewUpdate, ServiceError>;
 
 /// The search of one position.
 struct Searched {

@@ -1,6 +1,7 @@
-//! Assembling and running the server: the bot service behind optional bearer-token auth,
-//! health and reflection (v1 and v1alpha), the HTTP gateway and metrics ports, TLS, and a
-//! graceful shutdown bounded by the grace period. Connections are served by [`crate::net`].
+//! Assembling and running the server: the service core behind its two doors (the gRPC service
+//! with optional bearer-token auth, health and reflection (v1 and v1alpha); the HTTP gateway
+//! and web board), the metrics port, TLS, and a graceful shutdown bounded by the grace period.
+//! Connections are served by [`crate::net`].
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,62 +9,14 @@ use std::time::Duration;
 
 use emergo_proto::v1::emergo_bot_server::EmergoBotServer;
 use tokio::net::TcpListener;
-use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::{Request, Status};
 
-use crate::config::ServerConfig;
+use crate::auth::BearerAuth;
+use crate::config::{MAX_REQUEST_BYTES, ServerConfig};
+use crate::grpc::GrpcService;
 use crate::net::{self, Connections, ServeOptions};
 use crate::runner::Engine;
-use crate::service::BotService;
-
-/// Largest request message accepted (a position with 2,000 moves is about 16 KiB).
-pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
-
-/// Checks `authorization: Bearer <token>` when a token is configured.
-#[derive(Clone)]
-pub struct BearerAuth {
-    expected: Option<Arc<[u8]>>,
-}
-
-impl BearerAuth {
-    /// Auth for `token` (None: everything allowed).
-    pub fn new(token: Option<&str>) -> BearerAuth {
-        BearerAuth {
-            expected: token
-                .filter(|t| !t.is_empty())
-                .map(|t| Arc::from(format!("Bearer {t}").as_bytes())),
-        }
-    }
-}
-
-/// Compares without an early exit, so timing does not reveal how much of a guess was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-impl BearerAuth {
-    /// Checks an `authorization` header value (gRPC metadata or HTTP header alike).
-    pub fn check(&self, header: Option<&[u8]>) -> Result<(), Status> {
-        let Some(expected) = &self.expected else {
-            return Ok(());
-        };
-        match header {
-            Some(v) if constant_time_eq(v, expected) => Ok(()),
-            Some(_) => Err(Status::unauthenticated("invalid bearer token")),
-            None => Err(Status::unauthenticated(
-                "this server needs an `authorization: Bearer <token>` header",
-            )),
-        }
-    }
-}
-
-impl Interceptor for BearerAuth {
-    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
-        self.check(req.metadata().get("authorization").map(|v| v.as_bytes()))?;
-        Ok(req)
-    }
-}
+use crate::service::Service;
 
 /// The server could not start, or its shutdown had to cut clients off.
 #[derive(Debug, thiserror::Error)]
@@ -119,7 +72,7 @@ pub async fn run_with_engine(
     config.clone().validate()?;
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
-        .set_serving::<EmergoBotServer<BotService>>()
+        .set_serving::<EmergoBotServer<GrpcService>>()
         .await;
     // Both reflection versions: grpcurl and grpcio-reflection clients still speak v1alpha.
     let reflection = || {
@@ -130,7 +83,8 @@ pub async fn run_with_engine(
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
     let auth = BearerAuth::new(config.auth_token.as_deref());
-    let bot = EmergoBotServer::new(BotService::new(engine.clone()))
+    let service = Service::new(engine.clone());
+    let bot = EmergoBotServer::new(GrpcService::new(service.clone()))
         .max_decoding_message_size(MAX_REQUEST_BYTES);
     let grpc_router = tonic::service::Routes::new(health_service)
         .add_service(InterceptedService::new(reflection_v1, auth.clone()))
@@ -173,7 +127,7 @@ pub async fn run_with_engine(
     if let Some(http) = http {
         let local = http.local_addr()?;
         tracing::info!(addr = %local, tls = tls.is_some(), "serving the HTTP gateway and web board");
-        let gateway = crate::http::Gateway::new(BotService::new(engine.clone()), config, local)
+        let gateway = crate::http::Gateway::new(service.clone(), config, local)
             .map_err(|e| ServeError::Gateway(e.into()))?;
         let mut options = ServeOptions::from_config("http", config);
         options.tls = tls.clone();
@@ -213,7 +167,7 @@ pub async fn run_with_engine(
     shutdown.await;
     tracing::info!("shutting down: refusing new work, stopping searches");
     health_reporter
-        .set_not_serving::<EmergoBotServer<BotService>>()
+        .set_not_serving::<EmergoBotServer<GrpcService>>()
         .await;
     health_reporter
         .set_service_status("", tonic_health::ServingStatus::NotServing)
@@ -251,31 +205,5 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bearer_auth() {
-        let mut auth = BearerAuth::new(Some("s3cret"));
-        let mut ok = Request::new(());
-        ok.metadata_mut()
-            .insert("authorization", "Bearer s3cret".parse().unwrap());
-        assert!(auth.call(ok).is_ok());
-        let mut bad = Request::new(());
-        bad.metadata_mut()
-            .insert("authorization", "Bearer nope".parse().unwrap());
-        assert_eq!(
-            auth.call(bad).unwrap_err().code(),
-            tonic::Code::Unauthenticated
-        );
-        assert_eq!(
-            auth.call(Request::new(())).unwrap_err().code(),
-            tonic::Code::Unauthenticated
-        );
-        assert!(BearerAuth::new(None).call(Request::new(())).is_ok());
     }
 }

@@ -1,13 +1,19 @@
-//! The gRPC service: each RPC validates its request, then calls the engine or the rules core.
+//! The service core, transport-neutral: each operation of `emergo.bot.v1` takes its request
+//! message and the client's deadline as a value, checks the request, runs it on the engine or
+//! the rules core, and answers with the response message or a typed [`ServiceError`]. Logging
+//! (one span per request) and metrics happen here, so every door gets them: the gRPC adapter
+//! ([`crate::grpc`]), the HTTP/JSON gateway ([`crate::http`]) and the `emergo` tools' `--local`
+//! mode call these same methods.
+//!
+//! The request and response types are the contract's messages (prost structs, no transport in
+//! them); streams are channels of `Result<message, ServiceError>` that end after their last
+//! item. Nothing here knows gRPC metadata, HTTP headers or status codes.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use emergo_proto::v1 as pb;
-use emergo_proto::v1::emergo_bot_server::EmergoBot;
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
 use crate::admission::Priority;
@@ -15,7 +21,7 @@ use crate::convert;
 use crate::error::ServiceError;
 use crate::logging::LogSafe;
 use crate::request::{self, SearchJob, parse_position};
-use crate::review::{self, ReviewJob};
+use crate::review::{self, ReviewJob, ReviewResult};
 use crate::runner::{Engine, UpdateResult};
 use crate::stop::SearchId;
 
@@ -24,16 +30,38 @@ pub const RULES_VERSION: &str = "emergo-bot RULES.md (vchess EmergoRules a9e2eed
 /// Version of the move notation.
 pub const NOTATION: &str = "emergo-bot v1: entry e5, step c3-d4, capture chain c3xe5xc7";
 
-/// The `emergo.bot.v1.EmergoBot` service.
+/// Longest client deadline the server keeps track of: a day. Longer ones (up to the 8-digit
+/// hours the gRPC wire format allows, or absurd values like `18446744073709551615S`) change
+/// nothing, since every search budget is capped far below, and clamping them keeps
+/// `Instant::now() + timeout` from overflowing.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// The deadline of a request that arrives now with `timeout` left (a transport's timeout
+/// header), clamped to [`MAX_TIMEOUT`]: a client value never reaches overflowing arithmetic.
+pub fn deadline_after(timeout: Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout.min(MAX_TIMEOUT))
+}
+
+/// The stream of an Analyze: updates, then the final one (or an error), then the end.
+pub type Updates = mpsc::Receiver<UpdateResult>;
+/// The stream of an AnalyzeGame: turns, then the summary (or an error), then the end.
+pub type ReviewUpdates = mpsc::Receiver<ReviewResult>;
+
+/// The `emergo.bot.v1` operations over one engine. Cheap to clone.
 #[derive(Clone)]
-pub struct BotService {
+pub struct Service {
     engine: Arc<Engine>,
 }
 
-impl BotService {
-    /// A service over `engine`.
-    pub fn new(engine: Arc<Engine>) -> BotService {
-        BotService { engine }
+impl Service {
+    /// The service over `engine`.
+    pub fn new(engine: Arc<Engine>) -> Service {
+        Service { engine }
+    }
+
+    /// The engine (configuration, load, kept games).
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
     }
 
     /// Checks a search request (Analyze or BestMove) and logs its budget.
@@ -60,115 +88,16 @@ impl BotService {
         );
         Ok(job)
     }
-}
 
-fn game_id_of(options: Option<&pb::SearchOptions>) -> &str {
-    options.map_or("", |o| o.game_id.as_str())
-}
-
-fn deadline_of<T>(req: &Request<T>) -> Option<Instant> {
-    // The timeout is clamped, and `checked_add` guards the sum anyway: a client value never
-    // reaches overflowing arithmetic.
-    request::grpc_timeout(req.metadata()).and_then(|d| Instant::now().checked_add(d))
-}
-
-/// Records the RPC's outcome in the metrics and the log. Error messages can quote the client's
-/// input, so they are logged escaped ([`LogSafe`]).
-fn finish<T>(rpc: &'static str, started: Instant, r: Result<T, ServiceError>) -> Result<T, Status> {
-    let code = r.as_ref().map_or_else(|e| e.code(), |_| tonic::Code::Ok);
-    crate::metrics::request(rpc, code, started.elapsed());
-    match &r {
-        Ok(_) => tracing::info!(
-            code = crate::metrics::code_name(code),
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "done"
-        ),
-        Err(e) => tracing::info!(
-            code = crate::metrics::code_name(code),
-            error = %LogSafe(e),
-            "refused"
-        ),
-    }
-    r.map_err(Status::from)
-}
-
-/// The span of one request. The game id is the client's (up to 128 bytes of anything), so it is
-/// logged escaped: a newline in it must not start a forged log line (issue 12 item 7).
-fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    tracing::info_span!("request", rpc, request_id = id, game_id = %LogSafe(game_id))
-}
-
-/// Sends a stream's last item. The client may be gone; then there is nobody to tell. A client
-/// that stopped reading holds the send up; past its deadline nobody waits for the answer, so
-/// neither does the sending task.
-async fn send_last<T>(tx: &mpsc::Sender<T>, item: T, deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => {
-            let _ = tokio::time::timeout_at(d.into(), tx.send(item)).await;
-        }
-        None => {
-            let _ = tx.send(item).await;
-        }
-    }
-}
-
-#[tonic::async_trait]
-impl EmergoBot for BotService {
-    type AnalyzeStream = ReceiverStream<UpdateResult>;
-    type AnalyzeGameStream = ReceiverStream<review::ReviewResult>;
-
-    async fn analyze_game(
+    /// Analyze: a search whose snapshots stream every report interval, then its final update.
+    /// Refused at once (before any stream) when the request is bad. Dropping the receiver
+    /// cancels the search.
+    pub async fn analyze(
         &self,
-        req: Request<pb::AnalyzeGameRequest>,
-    ) -> Result<Response<Self::AnalyzeGameStream>, Status> {
+        r: pb::AnalyzeRequest,
+        deadline: Option<Instant>,
+    ) -> Result<Updates, ServiceError> {
         let started = Instant::now();
-        let deadline = deadline_of(&req);
-        let r = req.into_inner();
-        let span = request_span("AnalyzeGame", "");
-        let job = span.in_scope(|| {
-            let job = ReviewJob::from_request(&r, &self.engine.config, |game| {
-                self.engine.state_of(game)
-            })?;
-            tracing::info!(
-                turns = job.turns.len(),
-                searches = job.searches.len(),
-                max_time_ms = job.max_time.map(|t| t.as_millis() as u64),
-                max_playouts = job.max_playouts,
-                threads = job.threads,
-                priority = ?job.priority,
-                "review"
-            );
-            Ok(job)
-        });
-        let job = match job {
-            Ok(job) => job,
-            Err(e) => return span.in_scope(|| finish("AnalyzeGame", started, Err(e))),
-        };
-        let (tx, rx) = mpsc::channel(32);
-        let engine = self.engine.clone();
-        tokio::spawn(
-            async move {
-                let result = review::run(engine, job, deadline, tx.clone()).await;
-                let item =
-                    finish("AnalyzeGame", started, result).map(|summary| pb::GameReviewUpdate {
-                        update: Some(pb::game_review_update::Update::Summary(summary)),
-                    });
-                send_last(&tx, item, deadline).await;
-            }
-            .instrument(span),
-        );
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
-
-    async fn analyze(
-        &self,
-        req: Request<pb::AnalyzeRequest>,
-    ) -> Result<Response<Self::AnalyzeStream>, Status> {
-        let started = Instant::now();
-        let deadline = deadline_of(&req);
-        let r = req.into_inner();
         let span = request_span("Analyze", game_id_of(r.options.as_ref()));
         let job = span.in_scope(|| {
             self.search_job(
@@ -203,16 +132,16 @@ impl EmergoBot for BotService {
             }
             .instrument(span),
         );
-        Ok(Response::new(ReceiverStream::new(rx)))
+        Ok(rx)
     }
 
-    async fn best_move(
+    /// BestMove: one search, answered with its move and final update.
+    pub async fn best_move(
         &self,
-        req: Request<pb::BestMoveRequest>,
-    ) -> Result<Response<pb::BestMoveResponse>, Status> {
+        r: pb::BestMoveRequest,
+        deadline: Option<Instant>,
+    ) -> Result<pb::BestMoveResponse, ServiceError> {
         let started = Instant::now();
-        let deadline = deadline_of(&req);
-        let r = req.into_inner();
         let span = request_span("BestMove", game_id_of(r.options.as_ref()));
         async {
             let result = async {
@@ -231,18 +160,61 @@ impl EmergoBot for BotService {
                 })
             }
             .await;
-            finish("BestMove", started, result).map(Response::new)
+            finish("BestMove", started, result)
         }
         .instrument(span)
         .await
     }
 
-    async fn legal_moves(
+    /// AnalyzeGame: a whole-game review whose turns stream in order, then its summary.
+    pub async fn analyze_game(
         &self,
-        req: Request<pb::LegalMovesRequest>,
-    ) -> Result<Response<pb::LegalMovesResponse>, Status> {
+        r: pb::AnalyzeGameRequest,
+        deadline: Option<Instant>,
+    ) -> Result<ReviewUpdates, ServiceError> {
         let started = Instant::now();
-        let r = req.into_inner();
+        let span = request_span("AnalyzeGame", "");
+        let job = span.in_scope(|| {
+            let job = ReviewJob::from_request(&r, &self.engine.config, |game| {
+                self.engine.state_of(game)
+            })?;
+            tracing::info!(
+                turns = job.turns.len(),
+                searches = job.searches.len(),
+                max_time_ms = job.max_time.map(|t| t.as_millis() as u64),
+                max_playouts = job.max_playouts,
+                threads = job.threads,
+                priority = ?job.priority,
+                "review"
+            );
+            Ok(job)
+        });
+        let job = match job {
+            Ok(job) => job,
+            Err(e) => return span.in_scope(|| finish("AnalyzeGame", started, Err(e))),
+        };
+        let (tx, rx) = mpsc::channel(32);
+        let engine = self.engine.clone();
+        tokio::spawn(
+            async move {
+                let result = review::run(engine, job, deadline, tx.clone()).await;
+                let item =
+                    finish("AnalyzeGame", started, result).map(|summary| pb::GameReviewUpdate {
+                        update: Some(pb::game_review_update::Update::Summary(summary)),
+                    });
+                send_last(&tx, item, deadline).await;
+            }
+            .instrument(span),
+        );
+        Ok(rx)
+    }
+
+    /// LegalMoves: the position's legal moves (sorted), each with the FEN after it.
+    pub fn legal_moves(
+        &self,
+        r: pb::LegalMovesRequest,
+    ) -> Result<pb::LegalMovesResponse, ServiceError> {
+        let started = Instant::now();
         let result = (|| {
             let p = r
                 .position
@@ -270,15 +242,16 @@ impl EmergoBot for BotService {
                 status: Some(convert::status(cp.game.outcome())),
             })
         })();
-        finish("LegalMoves", started, result).map(Response::new)
+        finish("LegalMoves", started, result)
     }
 
-    async fn apply_moves(
+    /// ApplyMoves: plays moves from a FEN; an illegal move is an answer (`ok: false`, its
+    /// index and why), not an error.
+    pub fn apply_moves(
         &self,
-        req: Request<pb::ApplyMovesRequest>,
-    ) -> Result<Response<pb::ApplyMovesResponse>, Status> {
+        r: pb::ApplyMovesRequest,
+    ) -> Result<pb::ApplyMovesResponse, ServiceError> {
         let started = Instant::now();
-        let r = req.into_inner();
         let result = (|| {
             // Check the FEN and the size first: those are request errors, not move errors.
             let start = parse_position(&r.fen, &[], "")?;
@@ -317,15 +290,15 @@ impl EmergoBot for BotService {
                 error: String::new(),
             })
         })();
-        finish("ApplyMoves", started, result).map(Response::new)
+        finish("ApplyMoves", started, result)
     }
 
-    async fn stop_search(
+    /// StopSearch: ends a live search (or review) early; its own call gets the answer.
+    pub fn stop_search(
         &self,
-        req: Request<pb::StopSearchRequest>,
-    ) -> Result<Response<pb::StopSearchResponse>, Status> {
+        r: pb::StopSearchRequest,
+    ) -> Result<pb::StopSearchResponse, ServiceError> {
         let started = Instant::now();
-        let r = req.into_inner();
         let span = request_span("StopSearch", "");
         span.in_scope(|| {
             let result = SearchId::parse(&r.search_id, "search_id")
@@ -334,14 +307,15 @@ impl EmergoBot for BotService {
                     self.engine.searches.stop(&id)
                 })
                 .map(|stopped| pb::StopSearchResponse { stopped });
-            finish("StopSearch", started, result).map(Response::new)
+            finish("StopSearch", started, result)
         })
     }
 
-    async fn server_info(
+    /// ServerInfo: versions, limits, load and the engine's configuration.
+    pub fn server_info(
         &self,
-        _req: Request<pb::ServerInfoRequest>,
-    ) -> Result<Response<pb::ServerInfoResponse>, Status> {
+        _r: pb::ServerInfoRequest,
+    ) -> Result<pb::ServerInfoResponse, ServiceError> {
         let started = Instant::now();
         let e = &self.engine;
         let c = &e.config;
@@ -378,6 +352,69 @@ impl EmergoBot for BotService {
             replica: c.replica_name(),
             engine: c.mcts.describe(),
         };
-        finish("ServerInfo", started, Ok(info)).map(Response::new)
+        finish("ServerInfo", started, Ok(info))
+    }
+}
+
+fn game_id_of(options: Option<&pb::SearchOptions>) -> &str {
+    options.map_or("", |o| o.game_id.as_str())
+}
+
+/// Records the request's outcome in the metrics and the log. Error messages can quote the
+/// client's input, so they are logged escaped ([`LogSafe`]).
+fn finish<T>(
+    rpc: &'static str,
+    started: Instant,
+    r: Result<T, ServiceError>,
+) -> Result<T, ServiceError> {
+    let code = r.as_ref().map_or_else(|e| e.code(), |_| tonic::Code::Ok);
+    crate::metrics::request(rpc, code, started.elapsed());
+    match &r {
+        Ok(_) => tracing::info!(
+            code = crate::metrics::code_name(code),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "done"
+        ),
+        Err(e) => tracing::info!(
+            code = crate::metrics::code_name(code),
+            error = %LogSafe(e),
+            "refused"
+        ),
+    }
+    r
+}
+
+/// The span of one request. The game id is the client's (up to 128 bytes of anything), so it is
+/// logged escaped: a newline in it must not start a forged log line (issue 12 item 7).
+fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tracing::info_span!("request", rpc, request_id = id, game_id = %LogSafe(game_id))
+}
+
+/// Sends a stream's last item. The client may be gone; then there is nobody to tell. A client
+/// that stopped reading holds the send up; past its deadline nobody waits for the answer, so
+/// neither does the sending task.
+async fn send_last<T>(tx: &mpsc::Sender<T>, item: T, deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => {
+            let _ = tokio::time::timeout_at(d.into(), tx.send(item)).await;
+        }
+        None => {
+            let _ = tx.send(item).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_are_clamped() {
+        let far = deadline_after(Duration::MAX).unwrap();
+        assert!(far <= Instant::now() + MAX_TIMEOUT);
+        let near = deadline_after(Duration::from_millis(5)).unwrap();
+        assert!(near <= Instant::now() + Duration::from_millis(5));
     }
 }

@@ -8,16 +8,131 @@
 //! either the client's (`SearchOptions.search_id`, checked here) or 128 random bits in hex:
 //! knowing a server-picked id is what entitles a client to stop the search, so it must not be
 //! guessable from others (the auth token, where set, guards the RPC as every other).
+//!
+//! Also the stop switch itself ([`StopControl`], with its [`StopCause`]), which every search,
+//! ponder and game review holds: the search threads read its flag, async code awaits it.
 
 use std::collections::HashMap;
 use std::collections::hash_map::{Entry, RandomState};
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::ServiceError;
-use crate::runner::{StopCause, StopControl};
+
+/// Why a search was stopped from outside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum StopCause {
+    /// Not stopped from outside.
+    None = 0,
+    /// The client cancelled or disconnected.
+    Cancelled = 1,
+    /// The server is shutting down.
+    Shutdown = 2,
+    /// A StopSearch call ended it early; its call still gets the final update.
+    Stopped = 3,
+    /// The time manager ended it: a game clock's budget was used, or the best move settled
+    /// ([`crate::budget`]).
+    Budget = 4,
+    /// A ponder whose threads a waiting request needs ([`crate::ponder`]).
+    Preempted = 5,
+    /// A ponder whose game's next request arrived.
+    Superseded = 6,
+}
+
+/// The stop switch of one running search (or of a game review's searches, [`crate::review`]).
+#[derive(Debug)]
+pub struct StopControl {
+    flag: Arc<AtomicBool>,
+    cause: AtomicU8,
+    /// Wakes the tasks waiting in [`StopControl::stopped`].
+    notify: tokio::sync::Notify,
+}
+
+impl StopControl {
+    /// A switch that is not raised (the same as `default()`).
+    pub fn new() -> StopControl {
+        StopControl {
+            flag: Arc::new(AtomicBool::new(false)),
+            cause: AtomicU8::new(StopCause::None as u8),
+            notify: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Stops the search, remembering the first cause given. True if this call was the first.
+    pub fn stop(&self, cause: StopCause) -> bool {
+        let first = self
+            .cause
+            .compare_exchange(
+                StopCause::None as u8,
+                cause as u8,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok();
+        self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+        first
+    }
+
+    /// Resolves once the switch is raised (at once if it already is): for async code that
+    /// waits on something else meanwhile, such as threads for the next search.
+    pub async fn stopped(&self) {
+        let notified = self.notify.notified();
+        let mut notified = std::pin::pin!(notified);
+        // Registered before the flag is read: a `stop` after this line wakes it.
+        notified.as_mut().enable();
+        if !self.is_stopped() {
+            notified.await;
+        }
+    }
+
+    /// True once stopped, whatever the cause.
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    /// The flag the search threads read, for [`Search::set_stop_flag`].
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        self.flag.clone()
+    }
+
+    /// The first cause given, `None` while not stopped.
+    pub fn cause(&self) -> StopCause {
+        match self.cause.load(Ordering::SeqCst) {
+            1 => StopCause::Cancelled,
+            2 => StopCause::Shutdown,
+            3 => StopCause::Stopped,
+            4 => StopCause::Budget,
+            5 => StopCause::Preempted,
+            6 => StopCause::Superseded,
+            _ => StopCause::None,
+        }
+    }
+}
+
+impl Default for StopControl {
+    fn default() -> StopControl {
+        StopControl::new()
+    }
+}
+
+/// Stops the search when the request's future is dropped before it finished (the client went
+/// away: tonic drops the handler of a cancelled call).
+pub(crate) struct CancelOnDrop {
+    pub(crate) ctl: Arc<StopControl>,
+    pub(crate) armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.ctl.stop(StopCause::Cancelled);
+        }
+    }
+}
 
 /// Longest search id a client may choose.
 pub const MAX_SEARCH_ID_LEN: usize = 64;

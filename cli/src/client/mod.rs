@@ -27,8 +27,9 @@ use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Status};
 
 use emergo_bot_server::config::ServerConfig;
-use emergo_bot_server::request::SearchJob;
-use emergo_bot_server::runner::{Engine, UpdateResult};
+use emergo_bot_server::runner::Engine;
+use emergo_bot_server::service::Service;
+use tokio_stream::wrappers::ReceiverStream;
 
 /// Metadata header mirroring `SearchOptions.game_id`, so a load balancer can hash a game's
 /// requests to one replica (tree reuse) without parsing protobuf.
@@ -326,19 +327,51 @@ pub fn request_with_game<T>(message: T, game_id: &str) -> Request<T> {
     req
 }
 
-/// Where searches run: a server over gRPC, or an engine in this process.
+/// Where searches run: a server over gRPC, or the very same service in this process.
 #[derive(Clone)]
 pub enum Backend {
     /// A bot server.
     Remote(Client),
-    /// The server's engine, in-process (`--local`).
-    Local(Arc<Engine>),
+    /// The server's service core, in-process (`--local`): the same checks, engine, logging
+    /// and metrics as a server's, without the transport.
+    Local(Service),
+}
+
+/// A stream item of Analyze, as the tools see it (a local error becomes the status a server
+/// would have sent).
+pub type UpdateResult = Result<pb::AnalysisUpdate, Status>;
+
+/// Forwards a stream's items into a channel until its end or its first error.
+fn forward<T: Send + 'static, E: Send + 'static>(
+    mut stream: impl futures_util::Stream<Item = Result<T, E>> + Send + Unpin + 'static,
+    convert: fn(E) -> Status,
+) -> mpsc::Receiver<Result<T, Status>> {
+    use futures_util::StreamExt as _;
+    let (tx, rx) = mpsc::channel(16);
+    tokio::spawn(async move {
+        while let Some(item) = stream.next().await {
+            let end = item.is_err();
+            if tx.send(item.map_err(convert)).await.is_err() || end {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn identity(status: Status) -> Status {
+    status
+}
+
+fn game_id_of(options: Option<&pb::SearchOptions>) -> String {
+    options.map(|o| o.game_id.clone()).unwrap_or_default()
 }
 
 impl Backend {
-    /// An in-process engine with the server's defaults.
+    /// The service in-process, with the server's defaults.
     pub fn local() -> Backend {
-        Backend::Local(Arc::new(Engine::new(ServerConfig::default())))
+        let engine = Arc::new(Engine::new(ServerConfig::default()));
+        Backend::Local(Service::new(engine))
     }
 
     /// Connects to a server, or builds a local engine when `local` is set.
@@ -355,50 +388,21 @@ impl Backend {
         &self,
         req: pb::AnalyzeRequest,
     ) -> Result<mpsc::Receiver<UpdateResult>, ClientError> {
-        let (tx, rx) = mpsc::channel(16);
-        match self {
+        Ok(match self {
             Backend::Remote(client) => {
-                let game_id = req
-                    .options
-                    .as_ref()
-                    .map(|o| o.game_id.clone())
-                    .unwrap_or_default();
-                let mut stream = client
+                let game_id = game_id_of(req.options.as_ref());
+                let stream = client
                     .clone()
                     .analyze(request_with_game(req, &game_id))
                     .await?
                     .into_inner();
-                tokio::spawn(async move {
-                    loop {
-                        let item = match stream.message().await {
-                            Ok(Some(u)) => Ok(u),
-                            Ok(None) => break,
-                            Err(e) => Err(e),
-                        };
-                        let end = item.is_err();
-                        if tx.send(item).await.is_err() || end {
-                            break;
-                        }
-                    }
-                });
+                forward(stream, identity)
             }
-            Backend::Local(engine) => {
-                let job = SearchJob::from_parts(
-                    req.position.as_ref(),
-                    req.limits.as_ref(),
-                    req.options.as_ref(),
-                    req.report_interval_ms,
-                    &engine.config,
-                )
-                .map_err(Status::from)?;
-                let engine = engine.clone();
-                tokio::spawn(async move {
-                    let result = engine.search(job, None, Some(tx.clone())).await;
-                    let _ = tx.send(result.map_err(Status::from)).await;
-                });
+            Backend::Local(service) => {
+                let rx = service.analyze(req, None).await.map_err(Status::from)?;
+                forward(ReceiverStream::new(rx), Status::from)
             }
-        }
-        Ok(rx)
+        })
     }
 
     /// Starts a game review (AnalyzeGame); its turns, then its summary, arrive on the returned
@@ -407,50 +411,31 @@ impl Backend {
         &self,
         req: pb::AnalyzeGameRequest,
     ) -> Result<mpsc::Receiver<Result<pb::GameReviewUpdate, Status>>, ClientError> {
-        use emergo_proto::v1::emergo_bot_server::EmergoBot as _;
-        use futures_util::StreamExt as _;
-        let mut stream = match self {
-            Backend::Remote(client) => client
-                .clone()
-                .analyze_game(Request::new(req))
-                .await?
-                .into_inner()
-                .boxed(),
-            Backend::Local(engine) => emergo_bot_server::service::BotService::new(engine.clone())
-                .analyze_game(Request::new(req))
-                .await?
-                .into_inner()
-                .boxed(),
-        };
-        let (tx, rx) = mpsc::channel(16);
-        tokio::spawn(async move {
-            while let Some(item) = stream.next().await {
-                let end = item.is_err();
-                if tx.send(item).await.is_err() || end {
-                    break;
-                }
+        Ok(match self {
+            Backend::Remote(client) => {
+                let stream = client.clone().analyze_game(req).await?.into_inner();
+                forward(stream, identity)
             }
-        });
-        Ok(rx)
+            Backend::Local(service) => {
+                let rx = service
+                    .analyze_game(req, None)
+                    .await
+                    .map_err(Status::from)?;
+                forward(ReceiverStream::new(rx), Status::from)
+            }
+        })
     }
 
     /// Ends the search `search_id` early with its answer (its own call gets the final update).
     pub async fn stop_search(&self, search_id: &str) -> Result<bool, ClientError> {
-        match self {
-            Backend::Remote(client) => Ok(client
-                .clone()
-                .stop_search(pb::StopSearchRequest {
-                    search_id: search_id.to_owned(),
-                })
-                .await?
-                .into_inner()
-                .stopped),
-            Backend::Local(engine) => {
-                let id = emergo_bot_server::stop::SearchId::parse(search_id, "search_id")
-                    .map_err(Status::from)?;
-                Ok(engine.searches.stop(&id).map_err(Status::from)?)
-            }
+        let req = pb::StopSearchRequest {
+            search_id: search_id.to_owned(),
+        };
+        Ok(match self {
+            Backend::Remote(client) => client.clone().stop_search(req).await?.into_inner(),
+            Backend::Local(service) => service.stop_search(req).map_err(Status::from)?,
         }
+        .stopped)
     }
 
     /// Asks for the best move.
@@ -460,31 +445,15 @@ impl Backend {
     ) -> Result<pb::BestMoveResponse, ClientError> {
         match self {
             Backend::Remote(client) => {
-                let game_id = req
-                    .options
-                    .as_ref()
-                    .map(|o| o.game_id.clone())
-                    .unwrap_or_default();
+                let game_id = game_id_of(req.options.as_ref());
                 Ok(client
                     .clone()
                     .best_move(request_with_game(req, &game_id))
                     .await?
                     .into_inner())
             }
-            Backend::Local(engine) => {
-                let job = SearchJob::from_parts(
-                    req.position.as_ref(),
-                    req.limits.as_ref(),
-                    req.options.as_ref(),
-                    0,
-                    &engine.config,
-                )
-                .map_err(Status::from)?;
-                let update = engine.search(job, None, None).await.map_err(Status::from)?;
-                Ok(pb::BestMoveResponse {
-                    best_move: update.best_move.clone(),
-                    analysis: Some(update),
-                })
+            Backend::Local(service) => {
+                Ok(service.best_move(req, None).await.map_err(Status::from)?)
             }
         }
     }
