@@ -8,7 +8,33 @@ use crate::unit::{Player, Unit};
 
 /// Displays a position as a board diagram; see [`Position::diagram`].
 #[derive(Clone, Copy, Debug)]
-pub struct Diagram<'a>(&'a Position);
+pub struct Diagram<'a> {
+    pos: &'a Position,
+    /// Seen from Black's side: rank 1 at the top, file i on the left.
+    from_black: bool,
+}
+
+impl Diagram<'_> {
+    /// The same diagram seen from Black's side of the board (rank 1 at the top, file i on the
+    /// left), for a player of Black.
+    ///
+    /// ```
+    /// use emergo_rules::Position;
+    /// let pos: Position = "9/9/9/9/9/9/9/9/A@8 b 1 11,12".parse().unwrap();
+    /// let text = pos.diagram().from_black().to_string();
+    /// let top = text.lines().nth(1).unwrap();
+    /// // Rank 1 on top, and a1 (White's man) at its right end.
+    /// assert!(top.trim_start().starts_with("1 "));
+    /// assert!(top.trim_end().trim_end_matches('1').trim_end().ends_with("W1"));
+    /// assert!(text.starts_with("     i"));
+    /// ```
+    pub fn from_black(self) -> Self {
+        Diagram {
+            from_black: true,
+            ..self
+        }
+    }
+}
 
 /// How a unit is written in a diagram: owner letter and controllers, then the prisoners' letter
 /// and count if any. `W3` is three white men; `B2w1` is two black men over one white prisoner.
@@ -36,22 +62,36 @@ impl Position {
     /// assert!(text.contains("Black to move"));
     /// ```
     pub fn diagram(&self) -> Diagram<'_> {
-        Diagram(self)
+        Diagram {
+            pos: self,
+            from_black: false,
+        }
     }
 }
 
 impl fmt::Display for Diagram<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pos = self.0;
+        let pos = self.pos;
         const W: usize = 6;
+        // White's view: rank 9 at the top, files a to i; Black's: the board turned round.
+        let files: Vec<u8> = if self.from_black {
+            (0..9u8).rev().collect()
+        } else {
+            (0..9u8).collect()
+        };
+        let ranks: Vec<u8> = if self.from_black {
+            (0..9u8).collect()
+        } else {
+            (0..9u8).rev().collect()
+        };
         write!(f, "   ")?;
-        for file in 0..9u8 {
+        for &file in &files {
             write!(f, "{:^W$}", (b'a' + file) as char)?;
         }
         writeln!(f)?;
-        for rank in (0..9u8).rev() {
+        for &rank in &ranks {
             write!(f, "{:>2} ", rank + 1)?;
-            for file in 0..9u8 {
+            for &file in &files {
                 let cell = match Square::from_coords(file, rank) {
                     None => String::new(),
                     Some(sq) => pos.unit_at(sq).map_or_else(|| ".".to_owned(), unit_label),
@@ -61,7 +101,7 @@ impl fmt::Display for Diagram<'_> {
             writeln!(f, "{:<2}", rank + 1)?;
         }
         write!(f, "   ")?;
-        for file in 0..9u8 {
+        for &file in &files {
             write!(f, "{:^W$}", (b'a' + file) as char)?;
         }
         writeln!(f)?;

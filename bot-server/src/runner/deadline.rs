@@ -25,7 +25,7 @@ pub const MAX_MARGIN: Duration = Duration::from_millis(250);
 /// search's budget) and to search threads waiting for a core before they noticed their time
 /// was up (up to 10 ms; the supervisor no longer waits for them past
 /// [`DeadlinePlan::answer_by`]). With both and this margin, 0–7%, and none at load 5 without
-/// the busy loop (`deadline_miss_rate` in `tests/tests/server_contract.rs`).
+/// the busy loop (`deadline_miss_rate` in `tests/tests/e2e/server_contract.rs`).
 pub fn deadline_margin(remaining: Duration) -> Duration {
     (remaining / 4).clamp(MIN_MARGIN, MAX_MARGIN)
 }

@@ -583,7 +583,8 @@ pub async fn run_best_move(args: BestMoveArgs) -> Result<(), ClientError> {
     out.flush()?;
     if response.best_move.is_empty() {
         // The local game knows about repetition too; the FEN alone would not.
-        let why = Game::from_fen_and_moves(&s.fen, &s.moves)
+        // The moves as sent (lowered), so that `C3` finds the same game the server saw.
+        let why = Game::from_fen_and_moves(&s.fen, &s.position().moves)
             .ok()
             .and_then(|g| g.outcome())
             .map(|o| format!(": {o}"))

@@ -68,8 +68,16 @@ pub struct PlayArgs {
     #[arg(long)]
     pub ponder: bool,
     /// The start position (vchess FEN); defaults to the initial position.
-    #[arg(long, default_value = INITIAL_FEN)]
+    #[arg(long, default_value = INITIAL_FEN, conflicts_with = "resume")]
     pub fen: String,
+    /// Moves already played from the FEN (e.g. `--moves e5 a1 c3-d4`): the game goes on from
+    /// there, and the record holds them.
+    #[arg(long, num_args = 1.., value_name = "MOVE", conflicts_with = "resume")]
+    pub moves: Vec<String>,
+    /// Resume the game of a record written by `emergo play` (or any PGN game record of
+    /// Emergo): its start position and moves, then the game goes on (an ended game is refused).
+    #[arg(long, value_name = "RECORD")]
+    pub resume: Option<PathBuf>,
     /// Where to write the game record (default: emergo-game-<unix time>.pgn here).
     #[arg(long)]
     pub record: Option<PathBuf>,
@@ -110,7 +118,7 @@ Commands, one per line:
   moves          list the legal moves
   undo           take back your last move and the engine's reply
   help           this text
-  quit, resign   resign the game (it counts as a loss)
+  quit, resign   resign the game (it counts as a loss; asks to confirm with y)
 End of input (Ctrl-D) or Ctrl-C stops the game unfinished; the record is written either way.";
 
 /// `White` or `Black`.
@@ -121,10 +129,45 @@ fn name(p: Player) -> &'static str {
     }
 }
 
+/// The game to start from: `--resume`'s record, or `--fen` with `--moves`.
+fn starting_game(args: &PlayArgs) -> Result<Game, ClientError> {
+    let Some(path) = &args.resume else {
+        return crate::tools::game_from_args(&args.fen, &args.moves)
+            .map_err(|e| ClientError::Invalid(format!("--fen/--moves: {e}")));
+    };
+    let invalid =
+        |what: String| ClientError::Invalid(format!("--resume {}: {what}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?;
+    let records = super::record::parse_pgn(&text).map_err(|e| invalid(e.to_string()))?;
+    let record = match records.as_slice() {
+        [one] => one,
+        [] => return Err(invalid("no game in the file".to_owned())),
+        more => {
+            return Err(invalid(format!(
+                "{} games in the file; resume takes a file with one",
+                more.len()
+            )));
+        }
+    };
+    let game = record.replay().map_err(|e| invalid(e.to_string()))?;
+    if let Some(outcome) = game.outcome() {
+        return Err(invalid(format!(
+            "the game is over ({}, {}): nothing to resume",
+            outcome.result, outcome.reason
+        )));
+    }
+    Ok(game)
+}
+
 /// Runs `emergo play`.
 pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
-    let mut game = Game::from_fen_and_moves::<&str>(&args.fen, &[])
-        .map_err(|e| ClientError::Invalid(format!("--fen: {e}")))?;
+    let mut game = starting_game(&args)?;
+    if let Some(outcome) = game.outcome() {
+        return Err(ClientError::Invalid(format!(
+            "--fen/--moves: the game is over ({}, {})",
+            outcome.result, outcome.reason
+        )));
+    }
     let human = args.side.player();
     let time = match (args.time, args.playouts) {
         (None, None) => Some(DEFAULT_TIME),
@@ -164,12 +207,23 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
         "You play {} against {engine_name}. Type a move, or help.",
         name(human)
     );
+    if !game.moves().is_empty() {
+        println!(
+            "Resuming after {}: {}",
+            super::count(game.moves().len() as u64, "turn"),
+            game.moves()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     let ending = loop {
         if let Some(outcome) = game.outcome() {
             break Ending::Rules(outcome);
         }
         if game.position().side_to_move() == human {
-            show_board(&game);
+            show_board(&game, human);
             match human_turn(&mut game, &mut input, human).await? {
                 HumanTurn::Played => {}
                 HumanTurn::Resigned => break Ending::Resigned,
@@ -203,7 +257,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
     };
     println!();
     if matches!(ending, Ending::Rules(_)) {
-        show_board(&game);
+        show_board(&game, human);
     }
     match &ending {
         Ending::Rules(o) => {
@@ -402,8 +456,13 @@ impl Input {
     }
 }
 
-fn show_board(game: &Game) {
-    print!("\n{}", game.position().diagram());
+/// The board from the human's side: Black sees rank 1 at the top.
+fn show_board(game: &Game, human: Player) {
+    let diagram = game.position().diagram();
+    match human {
+        Player::White => print!("\n{diagram}"),
+        Player::Black => print!("\n{}", diagram.from_black()),
+    }
     if let Some(last) = game.moves().last() {
         println!("Last move: {last}");
     }
@@ -443,7 +502,18 @@ async fn human_turn(
             "" => {}
             "help" | "?" => println!("{HELP}"),
             "moves" => println!("{}", legal_moves_text(game)),
-            "quit" | "resign" => return Ok(HumanTurn::Resigned),
+            // Issue 15: one mistyped word must not throw a game away.
+            "quit" | "resign" => {
+                print!("Resign this game? [y/N] ");
+                std::io::stdout().flush()?;
+                let Some(answer) = input.next().await else {
+                    return Ok(HumanTurn::Stopped);
+                };
+                if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+                    return Ok(HumanTurn::Resigned);
+                }
+                println!("Not resigned; the game goes on.");
+            }
             "undo" => {
                 let taken = undo_turn(game, human);
                 if taken.is_empty() {
@@ -451,7 +521,7 @@ async fn human_turn(
                 } else {
                     let list: Vec<String> = taken.iter().map(ToString::to_string).collect();
                     println!("Took back {}.", list.join(" "));
-                    show_board(game);
+                    show_board(game, human);
                 }
             }
             text => match text.parse::<Move>() {

@@ -326,7 +326,7 @@ fn tc_is_checked() {
 }
 
 /// Issue 13 item 6, the benchmark (run by hand: `cargo test --release -p emergo-tests --test
-/// clock -- --ignored --nocapture reuse_wall_gap`): one game, its tree reused from move to
+/// e2e -- --ignored --nocapture reuse_wall_gap`): one game, its tree reused from move to
 /// move, first with a fixed `max_time_ms` (the budget counts from the search's start, as
 /// before), then with a clock whose share is the same; prints the median and worst of
 /// answer wall time − budget for answers that reused 20,000–100,000 visits.

@@ -614,7 +614,7 @@ async fn timed_best_move(client: &mut EmergoBotClient<Channel>, deadline: Durati
 /// Measures how many BestMove calls with short deadlines miss them (an error, or an answer
 /// after the deadline). Performance is measured, not asserted: run it by hand, on an idle and a
 /// loaded machine, with
-/// `cargo test --release -p emergo-tests --test server_contract -- --ignored --nocapture deadline_miss_rate`.
+/// `cargo test --release -p emergo-tests --test e2e -- --ignored --nocapture deadline_miss_rate`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement, run by hand"]
 async fn deadline_miss_rate() {

@@ -49,7 +49,9 @@ async fn scripted_game_with_illegal_input_undo_and_resignation() {
     // Corner and edge entries: some may be refused after the engine's replies (occupied, or
     // feeding a capture); a refused one is answered and the next line is tried, which is what
     // a human would see too.
-    let script = "e5\nc3-d4\nhello\nundo\nmoves\na1\nundo\na1\ni1\na9\ni5\na5\ne1\nhelp\nquit\n";
+    // `quit` asks to confirm (issue 15): the first is declined, the second confirmed.
+    let script =
+        "e5\nc3-d4\nhello\nundo\nmoves\na1\nundo\na1\ni1\na9\ni5\na5\ne1\nhelp\nquit\nn\nquit\ny\n";
     let o = play(
         vec![
             "--server".into(),
@@ -85,6 +87,8 @@ async fn scripted_game_with_illegal_input_undo_and_resignation() {
     assert!(out.contains("Nothing to undo"), "{out}");
     assert!(out.contains("Took back a1 "), "{out}");
     assert!(out.contains("(engine) plays"), "{out}");
+    assert!(out.contains("Resign this game? [y/N]"), "{out}");
+    assert!(out.contains("Not resigned; the game goes on."), "{out}");
     assert!(out.contains("You resigned: 0-1"), "{out}");
     assert!(out.contains(&format!("Game record written to {}", record.display())));
 
@@ -130,6 +134,12 @@ async fn local_game_as_black_until_end_of_input() {
     );
     assert!(out.contains("White (engine) plays"), "{out}");
     assert!(out.contains("Nothing to undo"), "{out}");
+    // Issue 15: Black sees the board from its side, rank 1 on top, file i on the left.
+    let header = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("i "))
+        .unwrap_or_else(|| panic!("no board seen from Black's side: {out}"));
+    assert!(header.trim_end().ends_with('a'), "{header}");
     assert!(out.contains("unfinished"), "{out}");
     let files: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -149,4 +159,74 @@ async fn local_game_as_black_until_end_of_input() {
     assert_eq!(r.termination, "unfinished");
     assert_eq!(r.moves.len(), 1);
     r.replay().expect("legal");
+}
+
+/// Issue 15: a game goes on from `--moves`, or from a record with `--resume` (which also
+/// refuses a finished game and names the file).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_resume_from_moves_or_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.pgn");
+    let o = play(
+        vec![
+            "--local".into(),
+            "--playouts".into(),
+            "100".into(),
+            "--moves".into(),
+            "a1".into(),
+            "I9".into(),
+            "--record".into(),
+            first.to_str().unwrap().into(),
+        ],
+        "c3\n",
+        dir.path(),
+    )
+    .await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("Resuming after 2 turns: a1 i9"), "{out}");
+    let r = &parse_pgn(&std::fs::read_to_string(&first).unwrap()).unwrap()[0];
+    assert_eq!(&r.moves[..3], ["a1", "i9", "c3"], "{r:?}");
+    assert_eq!(r.moves.len(), 4, "the engine answered c3: {r:?}");
+
+    let second = dir.path().join("second.pgn");
+    let o = play(
+        vec![
+            "--local".into(),
+            "--playouts".into(),
+            "100".into(),
+            "--resume".into(),
+            first.to_str().unwrap().into(),
+            "--record".into(),
+            second.to_str().unwrap().into(),
+        ],
+        "",
+        dir.path(),
+    )
+    .await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("Resuming after 4 turns: a1 i9 c3"), "{out}");
+    let resumed = &parse_pgn(&std::fs::read_to_string(&second).unwrap()).unwrap()[0];
+    assert_eq!(resumed.moves, r.moves);
+
+    // A bad move in --moves is named; a missing record names its path.
+    let o = play(
+        vec!["--local".into(), "--moves".into(), "a1".into(), "a1".into()],
+        "",
+        dir.path(),
+    )
+    .await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("--fen/--moves") && err.contains("a1"), "{err}");
+    let o = play(
+        vec!["--local".into(), "--resume".into(), "nope.pgn".into()],
+        "",
+        dir.path(),
+    )
+    .await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("--resume nope.pgn"), "{err}");
 }

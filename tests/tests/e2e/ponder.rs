@@ -319,8 +319,8 @@ async fn ponder_without_a_game_id_or_on_analyze_is_refused() {
     server.stop().await;
 }
 
-/// The measurement, not a test (`cargo test --release -p emergo-tests --test ponder --
-/// --ignored --nocapture`): games of 10 bot moves at 300 ms a move (one search thread on a
+/// The measurement, not a test (`cargo test --release -p emergo-tests --test e2e --
+/// --ignored --nocapture ponder_gain`): games of 10 bot moves at 300 ms a move (one search thread on a
 /// two-thread server), the opponent (alpha-beta, 5,000 nodes a move) replying after a 300 ms
 /// pause, with and without pondering; prints the reused (and pondered) visits of the bot's
 /// moves 2–10. Only asserts that the games were played.

@@ -2,7 +2,7 @@
 //! cycle), every source file says its role on its first line, and the server's dependency tree
 //! holds no terminal or table crates (those belong to the `emergo` tools).
 //!
-//! `cargo test --release -p emergo-tests --test architecture -- --nocapture` prints each crate's
+//! `cargo test --release -p emergo-tests --test e2e -- --nocapture architecture::` prints each crate's
 //! modules in dependency order with their imports.
 
 use std::collections::BTreeMap;
@@ -14,12 +14,15 @@ use emergo_tests::workspace_root;
 /// The crates whose module graphs are checked, by source directory.
 const CRATES: &[&str] = &["rules", "mcts", "engine", "bot-server", "cli"];
 
+/// Modules by name, each with the modules it imports.
+type Graph = BTreeMap<String, Vec<String>>;
+
 /// Each top-level module of a crate's `src/` (a file `m.rs` with its submodules under `m/`)
 /// with the other top-level modules its code names through `crate::`. `lib.rs`, `main.rs` and
 /// `bin/` are the crate's roots, not modules. Test code (from a file's first `#[cfg(test)]`,
 /// tests being at the bottom) and comments are left out: tests may reach anywhere, docs may
 /// link anywhere.
-fn module_graph(src: &Path) -> BTreeMap<String, Vec<String>> {
+fn module_graph(src: &Path) -> Graph {
     let mut files: Vec<(String, String)> = Vec::new();
     let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -52,7 +55,7 @@ fn module_graph(src: &Path) -> BTreeMap<String, Vec<String>> {
             }
         }
     }
-    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut graph = Graph::new();
     for (top, _) in &files {
         graph.entry(top.clone()).or_default();
     }
@@ -80,9 +83,7 @@ fn module_graph(src: &Path) -> BTreeMap<String, Vec<String>> {
 }
 
 /// The modules in dependency order, or the ones caught in a cycle.
-fn dependency_order(
-    mut left: BTreeMap<String, Vec<String>>,
-) -> Result<Vec<(String, Vec<String>)>, BTreeMap<String, Vec<String>>> {
+fn dependency_order(mut left: Graph) -> Result<Vec<(String, Vec<String>)>, Graph> {
     let mut order: Vec<(String, Vec<String>)> = Vec::new();
     while !left.is_empty() {
         let ready: Vec<String> = left
