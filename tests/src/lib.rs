@@ -1,5 +1,8 @@
 //! Helpers for the end-to-end tests: finding (or building) the workspace's binaries.
 
+pub mod requests;
+pub mod sse;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;

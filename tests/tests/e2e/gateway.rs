@@ -25,35 +25,6 @@ async fn post(server: &TestServer, rpc: &str, body: Value) -> (u16, Value) {
     (status, r.json().await.unwrap())
 }
 
-/// Reads SSE events (name, JSON data) until the stream ends or `limit` events arrived.
-async fn sse(resp: reqwest::Response, limit: usize) -> Vec<(String, Value)> {
-    let mut events = Vec::new();
-    let mut buf = String::new();
-    let mut body = resp.bytes_stream();
-    while let Some(chunk) = body.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
-        while let Some(end) = buf.find("\n\n") {
-            let block: String = buf.drain(..end + 2).collect();
-            let mut name = String::from("message");
-            let mut data = String::new();
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("event:") {
-                    name = v.trim().to_owned();
-                } else if let Some(v) = line.strip_prefix("data:") {
-                    data.push_str(v.trim_start());
-                }
-            }
-            if !data.is_empty() {
-                events.push((name, serde_json::from_str(&data).unwrap()));
-            }
-            if events.len() >= limit {
-                return events;
-            }
-        }
-    }
-    events
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unary_endpoints_speak_proto3_json() {
     let server = TestServer::start(config()).await;
@@ -259,7 +230,7 @@ async fn analyze_streams_server_sent_events() {
             .unwrap()
             .starts_with("text/event-stream")
     );
-    let events = sse(r, usize::MAX).await;
+    let events = emergo_tests::sse::events(r, usize::MAX).await;
     let (last, rest) = events.split_last().unwrap();
     assert!(rest.len() >= 2, "{} updates", rest.len());
     assert!(rest.iter().all(|(name, _)| name == "update"));
@@ -288,7 +259,7 @@ async fn closing_the_connection_cancels_the_search() {
         .send()
         .await
         .unwrap();
-    let events = sse(r, 1).await; // read one update, then drop the response
+    let events = emergo_tests::sse::events(r, 1).await; // read one update, then drop the response
     assert_eq!(events[0].0, "update");
     assert_eq!(server.engine.running_searches(), 1);
     let start = Instant::now();

@@ -9,8 +9,8 @@ use emergo_bot_server::config::ServerConfig;
 use emergo_proto::v1 as pb;
 use emergo_proto::v1::game_review_update::Update;
 use emergo_rules::{Game, Move, Position};
+use emergo_tests::requests::{millis, playouts};
 use emergo_tests::{INITIAL, TestServer};
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tonic::Code;
 
@@ -36,20 +36,6 @@ fn game(moves: &[&str]) -> Option<pb::Position> {
     Some(pb::Position {
         fen: INITIAL.to_owned(),
         moves: moves.iter().map(|m| m.to_string()).collect(),
-    })
-}
-
-fn playouts(n: u64) -> Option<pb::Limits> {
-    Some(pb::Limits {
-        max_playouts: Some(n),
-        ..Default::default()
-    })
-}
-
-fn millis(ms: u32) -> Option<pb::Limits> {
-    Some(pb::Limits {
-        max_time_ms: Some(ms),
-        ..Default::default()
     })
 }
 
@@ -521,32 +507,6 @@ async fn interactive_requests_get_ahead_of_a_review() {
     server.stop().await;
 }
 
-/// Reads SSE events (name, JSON data) until the stream ends.
-async fn sse(resp: reqwest::Response) -> Vec<(String, Value)> {
-    let mut events = Vec::new();
-    let mut buf = String::new();
-    let mut body = resp.bytes_stream();
-    while let Some(chunk) = body.next().await {
-        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
-        while let Some(end) = buf.find("\n\n") {
-            let block: String = buf.drain(..end + 2).collect();
-            let mut name = String::from("message");
-            let mut data = String::new();
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("event:") {
-                    name = v.trim().to_owned();
-                } else if let Some(v) = line.strip_prefix("data:") {
-                    data.push_str(v.trim_start());
-                }
-            }
-            if !data.is_empty() {
-                events.push((name, serde_json::from_str(&data).unwrap()));
-            }
-        }
-    }
-    events
-}
-
 /// (e) `POST /v1/AnalyzeGame` streams one `turn` event per turn, then a `summary` event, each
 /// a `GameReviewUpdate` in proto3 JSON; a bad record is a 400 naming the turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -565,7 +525,7 @@ async fn the_gateway_streams_turns_then_the_summary() {
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
-    let events = sse(resp).await;
+    let events = emergo_tests::sse::events(resp, usize::MAX).await;
     let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,

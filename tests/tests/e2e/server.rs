@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use emergo_bot_server::config::ServerConfig;
 use emergo_proto::v1 as pb;
 use emergo_rules::{Game, Position};
+use emergo_tests::requests::{best_move, millis, playouts, position};
 use emergo_tests::{INITIAL, TestServer};
 use tonic::Code;
 
@@ -12,37 +13,6 @@ fn config() -> ServerConfig {
     ServerConfig {
         threads: 2,
         ..ServerConfig::default()
-    }
-}
-
-fn position(fen: &str, moves: &[&str]) -> Option<pb::Position> {
-    Some(pb::Position {
-        fen: fen.to_owned(),
-        moves: moves.iter().map(|m| m.to_string()).collect(),
-    })
-}
-
-fn playouts(n: u64) -> Option<pb::Limits> {
-    Some(pb::Limits {
-        max_time_ms: None,
-        max_playouts: Some(n),
-        clock: None,
-    })
-}
-
-fn millis(ms: u32) -> Option<pb::Limits> {
-    Some(pb::Limits {
-        max_time_ms: Some(ms),
-        max_playouts: None,
-        clock: None,
-    })
-}
-
-fn best_move_request(fen: &str, moves: &[&str], limits: Option<pb::Limits>) -> pb::BestMoveRequest {
-    pb::BestMoveRequest {
-        position: position(fen, moves),
-        limits,
-        options: None,
     }
 }
 
@@ -134,7 +104,7 @@ async fn best_move_and_analyze() {
     let mut client = server.client().await;
 
     let reply = client
-        .best_move(best_move_request(INITIAL, &["a1"], playouts(3_000)))
+        .best_move(best_move(INITIAL, &["a1"], playouts(3_000)))
         .await
         .unwrap()
         .into_inner();
@@ -198,7 +168,7 @@ async fn special_positions_answer_at_once() {
     let mut client = server.client().await;
     // Only one legal move.
     let r = client
-        .best_move(best_move_request(
+        .best_move(best_move(
             "9/9/2a@1a@4/9/4a@4/3D@5/9/5A@3/6b@2 b 30 0,0",
             &[],
             millis(30_000),
@@ -213,7 +183,7 @@ async fn special_positions_answer_at_once() {
     );
     // Game over: no move.
     let r = client
-        .best_move(best_move_request(
+        .best_move(best_move(
             "4LL4/9/9/9/9/9/9/9/9 b 90 0,0",
             &[],
             millis(30_000),
@@ -263,7 +233,7 @@ async fn expect_error<T: std::fmt::Debug>(
 async fn bad_input_gets_clear_errors() {
     let server = TestServer::start(config()).await;
     let mut c = server.client().await;
-    let bm = |fen: &str, moves: &[&str], limits| best_move_request(fen, moves, limits);
+    let bm = |fen: &str, moves: &[&str], limits| best_move(fen, moves, limits);
 
     expect_error(
         c.best_move(bm("9/9/9", &[], millis(10))).await,
@@ -439,10 +409,8 @@ async fn cancellation_frees_threads() {
 
     // A unary call whose client gives up (the future is dropped).
     let mut c2 = server.client().await;
-    let call = tokio::spawn(async move {
-        c2.best_move(best_move_request(INITIAL, &[], millis(30_000)))
-            .await
-    });
+    let call =
+        tokio::spawn(async move { c2.best_move(best_move(INITIAL, &[], millis(30_000))).await });
     while server.engine.running_searches() == 0 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -462,7 +430,7 @@ async fn deadline_clips_the_budget() {
             exhaustive: true,
             ..Default::default()
         }),
-        ..best_move_request(INITIAL, &[], millis(30_000))
+        ..best_move(INITIAL, &[], millis(30_000))
     });
     req.set_timeout(Duration::from_millis(400));
     let r = c
@@ -473,7 +441,7 @@ async fn deadline_clips_the_budget() {
     assert_eq!(r.analysis.unwrap().stop_reason(), pb::StopReason::Deadline);
     assert!(!r.best_move.is_empty());
     // A deadline too short to do anything useful.
-    let mut req = tonic::Request::new(best_move_request(INITIAL, &[], millis(30_000)));
+    let mut req = tonic::Request::new(best_move(INITIAL, &[], millis(30_000)));
     req.set_timeout(Duration::from_millis(1));
     let status = c.best_move(req).await.unwrap_err();
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
@@ -488,7 +456,7 @@ async fn huge_bad_moves_get_short_invalid_argument_errors() {
     let mut c = server.client().await;
     let huge = "q".repeat(50_000);
     let status = c
-        .best_move(best_move_request(INITIAL, &[huge.as_str()], playouts(10)))
+        .best_move(best_move(INITIAL, &[huge.as_str()], playouts(10)))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
@@ -516,7 +484,7 @@ async fn absurd_grpc_timeouts_are_clamped_not_fatal() {
         "18446744073709551615H",
         "9223372036854775807S",
     ] {
-        let mut req = tonic::Request::new(best_move_request(INITIAL, &[], playouts(200)));
+        let mut req = tonic::Request::new(best_move(INITIAL, &[], playouts(200)));
         req.metadata_mut()
             .insert("grpc-timeout", huge.parse().unwrap());
         let r = c.best_move(req).await.expect(huge).into_inner();
@@ -549,7 +517,7 @@ async fn queue_full_is_refused_and_info_stays_responsive() {
         ..ServerConfig::default()
     })
     .await;
-    let long = || best_move_request(INITIAL, &[], millis(1_500));
+    let long = || best_move(INITIAL, &[], millis(1_500));
     let mut c1 = server.client().await;
     let running = tokio::spawn(async move { c1.best_move(long()).await });
     while server.engine.running_searches() == 0 {
