@@ -116,8 +116,7 @@ impl Position {
     /// Empty playable squares.
     #[inline]
     pub const fn empty_squares(&self) -> Bitboard {
-        crate::square::ALL_SQUARES
-            & !(*self.occupied.get(Player::White) | *self.occupied.get(Player::Black))
+        crate::square::ALL_SQUARES & !(self.units_of(Player::White) | self.units_of(Player::Black))
     }
 
     /// Zobrist hash of the position's identity for repetition: board, side to move and both
