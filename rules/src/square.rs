@@ -97,16 +97,28 @@ impl Square {
     }
 
     /// The direction and distance (1 or 2) from `self` to `to` along a diagonal, if any.
+    ///
+    /// [`Square::step_direction_to`] and [`Square::jump_direction_to`] ask for one distance by
+    /// name.
     pub fn diagonal_to(self, to: Square) -> Option<(Direction, u8)> {
-        Direction::ALL.into_iter().find_map(|d| {
-            if self.neighbour(d) == Some(to) {
-                Some((d, 1))
-            } else if self.jump_landing(d) == Some(to) {
-                Some((d, 2))
-            } else {
-                None
-            }
-        })
+        self.step_direction_to(to)
+            .map(|d| (d, 1))
+            .or_else(|| self.jump_direction_to(to).map(|d| (d, 2)))
+    }
+
+    /// The direction of a step from `self` to `to`, if they are diagonal neighbours.
+    pub fn step_direction_to(self, to: Square) -> Option<Direction> {
+        Direction::ALL
+            .into_iter()
+            .find(|&d| self.neighbour(d) == Some(to))
+    }
+
+    /// The direction of a jump from `self` that lands on `to`, if `to` is two diagonal steps
+    /// away.
+    pub fn jump_direction_to(self, to: Square) -> Option<Direction> {
+        Direction::ALL
+            .into_iter()
+            .find(|&d| self.jump_landing(d) == Some(to))
     }
 
     /// Squares of a bitboard, lowest index first.
@@ -433,6 +445,35 @@ mod tests {
                 to: sq("c3")
             })
         );
+    }
+
+    #[test]
+    fn directions_between_squares() {
+        let sq = |s: &str| s.parse::<Square>().unwrap();
+        assert_eq!(
+            sq("c3").step_direction_to(sq("d4")),
+            Some(Direction::NorthEast)
+        );
+        assert_eq!(sq("c3").step_direction_to(sq("e5")), None);
+        assert_eq!(
+            sq("c3").jump_direction_to(sq("e5")),
+            Some(Direction::NorthEast)
+        );
+        assert_eq!(
+            sq("c3").jump_direction_to(sq("a1")),
+            Some(Direction::SouthWest)
+        );
+        assert_eq!(sq("c3").jump_direction_to(sq("d4")), None);
+        assert_eq!(sq("c3").jump_direction_to(sq("c5")), None);
+        assert_eq!(
+            sq("c3").diagonal_to(sq("b4")),
+            Some((Direction::NorthWest, 1))
+        );
+        assert_eq!(
+            sq("c3").diagonal_to(sq("e1")),
+            Some((Direction::SouthEast, 2))
+        );
+        assert_eq!(sq("c3").diagonal_to(sq("g7")), None);
     }
 
     #[test]
