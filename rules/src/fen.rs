@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use crate::position::Position;
 use crate::square::Square;
-use crate::unit::{MEN_PER_COLOUR, Player, Unit};
+use crate::unit::{ByPlayer, MEN_PER_COLOUR, Player, Unit};
 
 /// A square of the full 9×9 board (playable or not), for error messages about setups.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -193,8 +193,8 @@ pub struct Setup {
     pub side: Player,
     /// Turns played.
     pub turns: u32,
-    /// Men in hand, White then Black.
-    pub in_hand: [u8; 2],
+    /// Men in hand.
+    pub in_hand: ByPlayer<u8>,
 }
 
 fn count(ch: u8) -> Option<u8> {
@@ -324,7 +324,7 @@ impl FromStr for Setup {
             board,
             side,
             turns,
-            in_hand: [hand(w)?, hand(b)?],
+            in_hand: ByPlayer::new(hand(w)?, hand(b)?),
         })
     }
 }
@@ -333,7 +333,7 @@ impl TryFrom<Setup> for Position {
     type Error = FenError;
 
     fn try_from(setup: Setup) -> Result<Position, FenError> {
-        let mut men = [u32::from(setup.in_hand[0]), u32::from(setup.in_hand[1])];
+        let mut men = setup.in_hand.map(u32::from);
         let mut pos = Position::empty(setup.side, setup.turns, setup.in_hand);
         for (rank, row) in setup.board.iter().enumerate() {
             for (file, unit) in row.iter().enumerate() {
@@ -345,13 +345,12 @@ impl TryFrom<Setup> for Position {
                 let sq = Square::from_coords(coord.file, coord.rank)
                     .ok_or(FenError::NonPlayableSquare { square: coord })?;
                 for p in Player::BOTH {
-                    men[p.index()] += u32::from(unit.men_of(p));
+                    men[p] += u32::from(unit.men_of(p));
                 }
                 pos = pos.with_unit(sq, unit);
             }
         }
-        for p in Player::BOTH {
-            let count = men[p.index()];
+        for (p, &count) in men.pairs() {
             if count > u32::from(MEN_PER_COLOUR) {
                 return Err(FenError::TooManyMen { player: p, count });
             }

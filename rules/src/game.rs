@@ -8,7 +8,7 @@ use crate::moves::{Move, ParseMoveError};
 use crate::outcome::Outcome;
 use crate::play::{IllegalMove, IllegalReason};
 use crate::position::Position;
-use crate::unit::Player;
+use crate::unit::{ByPlayer, Player};
 
 /// Hashes of the positions since the last irreversible turn, for the threefold-repetition rule
 /// in search.
@@ -38,7 +38,7 @@ use crate::unit::Player;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Repetitions {
     /// The window's positions with White to move, and with Black to move.
-    sides: [SameSide; 2],
+    sides: ByPlayer<SameSide>,
     /// [`stage`] of every position in the window.
     stage: u32,
     /// How often the last position occurs in the window (0 when empty).
@@ -109,7 +109,7 @@ impl Repetitions {
             seen: 0,
         };
         let mut window = Repetitions {
-            sides: [side(), side()],
+            sides: ByPlayer::from_fn(|_| side()),
             stage: 0,
             count: 0,
         };
@@ -123,7 +123,7 @@ impl Repetitions {
             side.clear();
         }
         self.stage = stage(pos);
-        self.count = self.sides[pos.side_to_move() as usize].add(pos.hash());
+        self.count = self.sides[pos.side_to_move()].add(pos.hash());
     }
 
     /// Records `pos`, reached by playing `mv`; returns how often `pos` has now occurred.
@@ -142,7 +142,7 @@ impl Repetitions {
             self.restart(pos);
         } else {
             debug_assert!(!mv.is_entry(), "the entry {mv} kept the stage: {pos}");
-            self.count = self.sides[pos.side_to_move() as usize].add(pos.hash());
+            self.count = self.sides[pos.side_to_move()].add(pos.hash());
         }
         self.count
     }

@@ -67,6 +67,6 @@ pub use play::{IllegalMove, IllegalReason};
 pub use playout::{Playout, PlayoutRng, playout_rng, random_playout};
 pub use position::{INITIAL_FEN, Position};
 pub use square::{
-    ALL_SQUARES, BitIter, Bitboard, Direction, NUM_SQUARES, ParseSquareError, Square,
+    ALL_SQUARES, BitIter, Bitboard, Direction, Jump, NUM_SQUARES, ParseSquareError, Square,
 };
-pub use unit::{MEN_PER_COLOUR, Player, Unit};
+pub use unit::{ByPlayer, MEN_PER_COLOUR, Player, Unit};

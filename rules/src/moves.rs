@@ -230,9 +230,9 @@ impl FromStr for Move {
                     return Err(ParseMoveError::Malformed(s.to_owned()));
                 };
                 let (from, to): (Square, Square) = (a.parse()?, b.parse()?);
-                match from.diagonal_to(to) {
-                    Some((_, 1)) => Ok(Move::Step { from, to }),
-                    _ => Err(ParseMoveError::NotAdjacent { from, to }),
+                match from.step_direction_to(to) {
+                    Some(_) => Ok(Move::Step { from, to }),
+                    None => Err(ParseMoveError::NotAdjacent { from, to }),
                 }
             }
             (false, true) => {
@@ -245,9 +245,9 @@ impl FromStr for Move {
                     if chain.len() == MAX_CHAIN_JUMPS {
                         return Err(ParseMoveError::ChainTooLong(s.split('x').count() - 1));
                     }
-                    match at.diagonal_to(to) {
-                        Some((d, 2)) => chain = chain.push(d),
-                        _ => return Err(ParseMoveError::NotAJump { from: at, to }),
+                    match at.jump_direction_to(to) {
+                        Some(d) => chain = chain.push(d),
+                        None => return Err(ParseMoveError::NotAJump { from: at, to }),
                     }
                     at = to;
                 }

@@ -5,7 +5,7 @@ use std::fmt;
 use crate::moves::Move;
 use crate::outcome::Outcome;
 use crate::position::Position;
-use crate::square::{Direction, Square};
+use crate::square::{Direction, Jump, Square};
 
 /// Why a move is not legal in a position.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -180,7 +180,7 @@ impl Position {
                     if prev == Some(d.opposite()) {
                         return Err(IllegalReason::Reversal { jump: i + 1 });
                     }
-                    let (Some(over), Some(to)) = (at.neighbour(d), at.jump_landing(d)) else {
+                    let Some(jump @ Jump { over, to }) = at.jump(d) else {
                         return Err(IllegalReason::Incomplete { at });
                     };
                     let capturable = scratch.unit_at(over).is_some_and(|u| u.owner != me);
@@ -192,7 +192,7 @@ impl Position {
                             to,
                         });
                     }
-                    scratch = scratch.after_jump(at, d);
+                    scratch = scratch.after_jump(at, jump);
                     at = to;
                     prev = Some(d);
                 }
@@ -237,11 +237,11 @@ impl Position {
         }
     }
 
-    /// The position after the unit on `from` makes one jump in direction `d`, for replaying a
-    /// chain jump by jump. The side to move stays the same.
-    fn after_jump(&self, from: Square, d: Direction) -> Position {
+    /// The position after the unit on `from` makes `jump`, for replaying a chain jump by jump.
+    /// The side to move stays the same.
+    fn after_jump(&self, from: Square, jump: Jump) -> Position {
         let mut p = *self;
-        p.apply_single_jump(from, d);
+        p.apply_single_jump(from, jump);
         p
     }
 
@@ -250,13 +250,9 @@ impl Position {
         let me = self.side_to_move();
         Direction::ALL.into_iter().any(|d| {
             prev != Some(d.opposite())
-                && at
-                    .neighbour(d)
-                    .zip(at.jump_landing(d))
-                    .is_some_and(|(over, to)| {
-                        self.unit_at(over).is_some_and(|u| u.owner != me)
-                            && self.unit_at(to).is_none()
-                    })
+                && at.jump(d).is_some_and(|Jump { over, to }| {
+                    self.unit_at(over).is_some_and(|u| u.owner != me) && self.unit_at(to).is_none()
+                })
         })
     }
 }

@@ -1,8 +1,8 @@
 //! The position: a compact mailbox board with owner bitboards and an incremental hash.
 
 use crate::moves::Move;
-use crate::square::{Bitboard, LANDING, NEIGHBOUR, NUM_SQUARES, Square};
-use crate::unit::{Cell, MEN_PER_COLOUR, Player, Unit};
+use crate::square::{Bitboard, Jump, NUM_SQUARES, Square};
+use crate::unit::{ByPlayer, Cell, MEN_PER_COLOUR, Player, Unit};
 use crate::zobrist;
 
 /// A position: board, side to move, turns played and men in hand (RULES.md §3).
@@ -21,9 +21,9 @@ use crate::zobrist;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Position {
     cells: [Cell; NUM_SQUARES],
-    in_hand: [u8; 2],
+    in_hand: ByPlayer<u8>,
     side: Player,
-    occupied: [Bitboard; 2],
+    occupied: ByPlayer<Bitboard>,
     hash: u64,
     turns: u32,
 }
@@ -38,17 +38,22 @@ impl Default for Position {
 /// (RULES.md §3). The one definition the workspace uses.
 pub const INITIAL_FEN: &str = "9/9/9/9/9/9/9/9/9 w 0 12,12";
 
+/// The hash keys of both players' men in hand.
+const fn hands_key(in_hand: &ByPlayer<u8>) -> u64 {
+    zobrist::hand(Player::White, *in_hand.get(Player::White))
+        ^ zobrist::hand(Player::Black, *in_hand.get(Player::Black))
+}
+
 impl Position {
     /// The initial position: empty board, 12 men in hand each, White to move.
     pub const fn initial() -> Position {
-        let in_hand = [MEN_PER_COLOUR, MEN_PER_COLOUR];
+        let in_hand = ByPlayer::new(MEN_PER_COLOUR, MEN_PER_COLOUR);
         Position {
             cells: [Cell::EMPTY; NUM_SQUARES],
             in_hand,
             side: Player::White,
-            occupied: [0, 0],
-            hash: zobrist::hand(Player::White, MEN_PER_COLOUR)
-                ^ zobrist::hand(Player::Black, MEN_PER_COLOUR),
+            occupied: ByPlayer::new(0, 0),
+            hash: hands_key(&in_hand),
             turns: 0,
         }
     }
@@ -56,10 +61,9 @@ impl Position {
     /// An empty board with the given side to move, turns played and men in hand, for building
     /// positions square by square with [`Position::with_unit`]. Counts in hand above 12 are
     /// clamped to 12.
-    pub(crate) fn empty(side: Player, turns: u32, in_hand: [u8; 2]) -> Position {
+    pub(crate) fn empty(side: Player, turns: u32, in_hand: ByPlayer<u8>) -> Position {
         let in_hand = in_hand.map(|n| n.min(MEN_PER_COLOUR));
-        let mut hash =
-            zobrist::hand(Player::White, in_hand[0]) ^ zobrist::hand(Player::Black, in_hand[1]);
+        let mut hash = hands_key(&in_hand);
         if side == Player::Black {
             hash ^= zobrist::SIDE;
         }
@@ -67,7 +71,7 @@ impl Position {
             cells: [Cell::EMPTY; NUM_SQUARES],
             in_hand,
             side,
-            occupied: [0, 0],
+            occupied: ByPlayer::new(0, 0),
             hash,
             turns,
         }
@@ -94,7 +98,7 @@ impl Position {
     /// Men `player` still has in hand.
     #[inline]
     pub const fn in_hand(&self, player: Player) -> u8 {
-        self.in_hand[player as usize]
+        *self.in_hand.get(player)
     }
 
     /// The unit on `sq`, if any.
@@ -106,13 +110,13 @@ impl Position {
     /// Squares holding units owned by `player`.
     #[inline]
     pub const fn units_of(&self, player: Player) -> Bitboard {
-        self.occupied[player as usize]
+        *self.occupied.get(player)
     }
 
     /// Empty playable squares.
     #[inline]
     pub const fn empty_squares(&self) -> Bitboard {
-        crate::square::ALL_SQUARES & !(self.occupied[0] | self.occupied[1])
+        crate::square::ALL_SQUARES & !(self.units_of(Player::White) | self.units_of(Player::Black))
     }
 
     /// Zobrist hash of the position's identity for repetition: board, side to move and both
@@ -154,23 +158,20 @@ impl Position {
     /// Replaces the cell on `sq`, keeping bitboards and hash in step with the mailbox.
     #[inline]
     fn set_cell(&mut self, sq: Square, new: Cell) {
-        let i = sq.index();
-        let old = self.cells[i];
-        self.hash ^= zobrist::cell(i, old) ^ zobrist::cell(i, new);
-        self.cells[i] = new;
+        let old = self.cells[sq.index()];
+        self.hash ^= zobrist::cell(sq, old) ^ zobrist::cell(sq, new);
+        self.cells[sq.index()] = new;
         let bit = sq.bit();
-        self.occupied[0] &= !bit;
-        self.occupied[1] &= !bit;
+        self.occupied = self.occupied.map(|bb| bb & !bit);
         if !new.is_empty() {
-            self.occupied[new.owner() as usize] |= bit;
+            self.occupied[new.owner()] |= bit;
         }
     }
 
     #[inline]
     fn set_in_hand(&mut self, player: Player, n: u8) {
-        let i = player as usize;
-        self.hash ^= zobrist::hand(player, self.in_hand[i]) ^ zobrist::hand(player, n);
-        self.in_hand[i] = n;
+        self.hash ^= zobrist::hand(player, self.in_hand[player]) ^ zobrist::hand(player, n);
+        self.in_hand[player] = n;
     }
 
     /// Plays `m` without checking that it is legal: the fast path for search.
@@ -185,9 +186,9 @@ impl Position {
         let me = self.side;
         match m {
             Move::Enter(sq) => {
-                let mine = self.in_hand[me as usize];
+                let mine = self.in_hand[me];
                 // Shadow piece: when the opponent has nothing left to enter, all men go in at once.
-                let n = if self.in_hand[me.other() as usize] == 0 {
+                let n = if self.in_hand[me.other()] == 0 {
                     mine
                 } else {
                     1
@@ -203,16 +204,18 @@ impl Position {
             Move::Capture(chain) => {
                 let mut unit = self.cells[chain.from().index()];
                 self.set_cell(chain.from(), Cell::EMPTY);
-                let mut at = chain.from().index();
+                let mut at = chain.from();
                 for d in chain.dirs() {
-                    let mid = NEIGHBOUR[at][d.index()] as usize;
-                    let land = LANDING[at][d.index()] as usize;
-                    let jumped = self.cells[mid].after_losing_top_man();
-                    self.set_cell(Square::from_table(mid), jumped);
+                    // A legal chain never leaves the board; an illegal one stops where it would.
+                    let Some(Jump { over, to }) = at.jump(d) else {
+                        break;
+                    };
+                    let jumped = self.cells[over.index()].after_losing_top_man();
+                    self.set_cell(over, jumped);
                     unit = unit.with_one_more_prisoner();
-                    at = land;
+                    at = to;
                 }
-                self.set_cell(Square::from_table(at), unit);
+                self.set_cell(at, unit);
             }
         }
         self.side = me.other();
@@ -220,34 +223,25 @@ impl Position {
         self.turns = self.turns.saturating_add(1);
     }
 
-    /// Moves the unit on `from` over its neighbour in direction `d` onto the landing square,
-    /// taking the neighbour's top man: one jump of a chain, without changing the side to move.
-    /// The caller has checked that the jump is a capture.
-    pub(crate) fn apply_single_jump(&mut self, from: Square, d: crate::square::Direction) {
-        let (mid, land) = (
-            NEIGHBOUR[from.index()][d.index()],
-            LANDING[from.index()][d.index()],
-        );
-        let (mid, land) = (
-            Square::from_table(mid as usize),
-            Square::from_table(land as usize),
-        );
+    /// Moves the unit on `from` over `jump.over` onto `jump.to`, taking the jumped unit's top
+    /// man: one jump of a chain, without changing the side to move. The caller has checked that
+    /// the jump is a capture.
+    pub(crate) fn apply_single_jump(&mut self, from: Square, jump: Jump) {
         let unit = self.cells[from.index()].with_one_more_prisoner();
-        let jumped = self.cells[mid.index()].after_losing_top_man();
+        let jumped = self.cells[jump.over.index()].after_losing_top_man();
         self.set_cell(from, Cell::EMPTY);
-        self.set_cell(mid, jumped);
-        self.set_cell(land, unit);
+        self.set_cell(jump.over, jumped);
+        self.set_cell(jump.to, unit);
     }
 
     /// Recomputes the hash from scratch (for tests of the incremental update).
     pub fn compute_hash(&self) -> u64 {
-        let mut h = zobrist::hand(Player::White, self.in_hand[0])
-            ^ zobrist::hand(Player::Black, self.in_hand[1]);
+        let mut h = hands_key(&self.in_hand);
         if self.side == Player::Black {
             h ^= zobrist::SIDE;
         }
-        for (i, c) in self.cells.iter().enumerate() {
-            h ^= zobrist::cell(i, *c);
+        for sq in Square::all() {
+            h ^= zobrist::cell(sq, self.cells[sq.index()]);
         }
         h
     }
@@ -260,8 +254,8 @@ impl Position {
     pub fn validity_check(&self, full_material: bool) -> Result<(), String> {
         for sq in Square::all() {
             let c = self.cells[sq.index()];
-            let in_w = self.occupied[0] & sq.bit() != 0;
-            let in_b = self.occupied[1] & sq.bit() != 0;
+            let in_w = self.units_of(Player::White) & sq.bit() != 0;
+            let in_b = self.units_of(Player::Black) & sq.bit() != 0;
             match c.to_unit() {
                 None if in_w || in_b => return Err(format!("{sq}: empty but in a bitboard")),
                 None => {}

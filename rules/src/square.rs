@@ -48,13 +48,6 @@ impl Square {
         }
     }
 
-    /// A square index read from the geometry tables (always < 41 by construction).
-    #[inline]
-    pub(crate) const fn from_table(index: usize) -> Square {
-        debug_assert!(index < NUM_SQUARES);
-        Square(index as u8)
-    }
-
     /// Dense index 0..41.
     #[inline]
     pub const fn index(self) -> usize {
@@ -82,15 +75,20 @@ impl Square {
     /// The neighbour in direction `dir`, if it is on the board.
     #[inline]
     pub fn neighbour(self, dir: Direction) -> Option<Square> {
-        let n = NEIGHBOUR[self.index()][dir.index()];
-        (n != NONE).then_some(Square(n))
+        NEIGHBOUR[self.index()][dir.index()]
     }
 
     /// The square two steps away in direction `dir` (a jump's landing), if on the board.
     #[inline]
     pub fn jump_landing(self, dir: Direction) -> Option<Square> {
-        let n = LANDING[self.index()][dir.index()];
-        (n != NONE).then_some(Square(n))
+        self.jump(dir).map(|j| j.to)
+    }
+
+    /// The jump from this square in direction `dir`, if it stays on the board: the square jumped
+    /// over and the landing square. Whether it captures depends on the position.
+    #[inline]
+    pub fn jump(self, dir: Direction) -> Option<Jump> {
+        JUMP[self.index()][dir.index()]
     }
 
     /// All 41 squares in index order.
@@ -99,16 +97,28 @@ impl Square {
     }
 
     /// The direction and distance (1 or 2) from `self` to `to` along a diagonal, if any.
+    ///
+    /// [`Square::step_direction_to`] and [`Square::jump_direction_to`] ask for one distance by
+    /// name.
     pub fn diagonal_to(self, to: Square) -> Option<(Direction, u8)> {
-        Direction::ALL.into_iter().find_map(|d| {
-            if self.neighbour(d) == Some(to) {
-                Some((d, 1))
-            } else if self.jump_landing(d) == Some(to) {
-                Some((d, 2))
-            } else {
-                None
-            }
-        })
+        self.step_direction_to(to)
+            .map(|d| (d, 1))
+            .or_else(|| self.jump_direction_to(to).map(|d| (d, 2)))
+    }
+
+    /// The direction of a step from `self` to `to`, if they are diagonal neighbours.
+    pub fn step_direction_to(self, to: Square) -> Option<Direction> {
+        Direction::ALL
+            .into_iter()
+            .find(|&d| self.neighbour(d) == Some(to))
+    }
+
+    /// The direction of a jump from `self` that lands on `to`, if `to` is two diagonal steps
+    /// away.
+    pub fn jump_direction_to(self, to: Square) -> Option<Direction> {
+        Direction::ALL
+            .into_iter()
+            .find(|&d| self.jump_landing(d) == Some(to))
     }
 
     /// Squares of a bitboard, lowest index first.
@@ -116,6 +126,19 @@ impl Square {
     pub fn iter_bits(bb: Bitboard) -> BitIter {
         BitIter(bb)
     }
+}
+
+/// The geometry of one capture jump (RULES.md §7.1): the square jumped over and the square landed
+/// on, two diagonal steps from the start in the same direction.
+///
+/// [`Square::jump`] returns it so that the capture search and chain replay name both squares
+/// instead of indexing two parallel tables.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Jump {
+    /// The adjacent square whose unit loses its top man.
+    pub over: Square,
+    /// The landing square, which must be empty.
+    pub to: Square,
 }
 
 /// Iterator over the squares of a [`Bitboard`].
@@ -229,8 +252,12 @@ impl Direction {
     /// The reverse direction (the 180° turn that a chain may not make).
     #[inline]
     pub const fn opposite(self) -> Direction {
-        // NE(0) <-> SW(3), NW(1) <-> SE(2).
-        Direction::ALL[3 - self as usize]
+        match self {
+            Direction::NorthEast => Direction::SouthWest,
+            Direction::NorthWest => Direction::SouthEast,
+            Direction::SouthEast => Direction::NorthWest,
+            Direction::SouthWest => Direction::NorthEast,
+        }
     }
 
     /// Change of the dense square index for one step in this direction.
@@ -254,27 +281,45 @@ impl Direction {
     }
 }
 
-const NONE: u8 = u8::MAX;
-
-const fn step(sq: u8, dir: Direction, times: i8) -> u8 {
-    let file = ((sq * 2) % 9) as i8;
-    let rank = ((sq * 2) / 9) as i8;
+/// The square `times` diagonal steps from `sq` in direction `dir`, if on the board.
+const fn step(sq: Square, dir: Direction, times: i8) -> Option<Square> {
     let (df, dr) = dir.file_rank_delta();
-    let (f, r) = (file + df * times, rank + dr * times);
+    let (f, r) = (sq.file() as i8 + df * times, sq.rank() as i8 + dr * times);
     if f < 0 || f > 8 || r < 0 || r > 8 {
-        NONE
+        None
     } else {
-        ((r * 9 + f) / 2) as u8
+        Square::from_coords(f as u8, r as u8)
     }
 }
 
-const fn table(times: i8) -> [[u8; 4]; NUM_SQUARES] {
-    let mut t = [[NONE; 4]; NUM_SQUARES];
+const fn neighbours() -> [[Option<Square>; 4]; NUM_SQUARES] {
+    let mut t = [[None; 4]; NUM_SQUARES];
     let mut sq = 0;
     while sq < NUM_SQUARES {
         let mut d = 0;
         while d < 4 {
-            t[sq][d] = step(sq as u8, Direction::ALL[d], times);
+            t[sq][d] = step(Square(sq as u8), Direction::ALL[d], 1);
+            d += 1;
+        }
+        sq += 1;
+    }
+    t
+}
+
+const fn jumps() -> [[Option<Jump>; 4]; NUM_SQUARES] {
+    let mut t = [[None; 4]; NUM_SQUARES];
+    let mut sq = 0;
+    while sq < NUM_SQUARES {
+        let mut d = 0;
+        while d < 4 {
+            let from = Square(sq as u8);
+            t[sq][d] = match (
+                step(from, Direction::ALL[d], 1),
+                step(from, Direction::ALL[d], 2),
+            ) {
+                (Some(over), Some(to)) => Some(Jump { over, to }),
+                _ => None,
+            };
             d += 1;
         }
         sq += 1;
@@ -288,7 +333,7 @@ const fn mask(times: i8) -> [Bitboard; 4] {
     while sq < NUM_SQUARES {
         let mut d = 0;
         while d < 4 {
-            if step(sq as u8, Direction::ALL[d], times) != NONE {
+            if step(Square(sq as u8), Direction::ALL[d], times).is_some() {
                 m[d] |= 1 << sq;
             }
             d += 1;
@@ -298,10 +343,12 @@ const fn mask(times: i8) -> [Bitboard; 4] {
     m
 }
 
-/// `NEIGHBOUR[sq][dir]`: the adjacent square, or `NONE`.
-pub(crate) static NEIGHBOUR: [[u8; 4]; NUM_SQUARES] = table(1);
-/// `LANDING[sq][dir]`: the square two steps away (a jump's landing), or `NONE`.
-pub(crate) static LANDING: [[u8; 4]; NUM_SQUARES] = table(2);
+/// `NEIGHBOUR[sq][dir]`: the adjacent square, if on the board. Read through [`Square::neighbour`].
+static NEIGHBOUR: [[Option<Square>; 4]; NUM_SQUARES] = neighbours();
+/// `JUMP[sq][dir]`: the jumped and the landing square, if the landing is on the board. One
+/// entry holds both so that the capture search makes one load and one test per direction.
+/// Read through [`Square::jump`].
+static JUMP: [[Option<Jump>; 4]; NUM_SQUARES] = jumps();
 /// Squares that have a neighbour in each direction.
 pub(crate) const CAN_STEP: [Bitboard; 4] = mask(1);
 /// Squares that have a jump landing in each direction.
@@ -365,6 +412,93 @@ mod tests {
             "".parse::<Square>(),
             Err(ParseSquareError::Syntax(_))
         ));
+    }
+
+    #[test]
+    fn lookups_off_the_board_are_none() {
+        let sq = |s: &str| s.parse::<Square>().unwrap();
+        // a1: only north-east stays on the board.
+        assert_eq!(sq("a1").neighbour(Direction::NorthEast), Some(sq("b2")));
+        for d in [
+            Direction::NorthWest,
+            Direction::SouthEast,
+            Direction::SouthWest,
+        ] {
+            assert_eq!(sq("a1").neighbour(d), None);
+            assert_eq!(sq("a1").jump(d), None);
+        }
+        // h8 has a neighbour to the north-east (i9) but no landing beyond it.
+        assert_eq!(sq("h8").neighbour(Direction::NorthEast), Some(sq("i9")));
+        assert_eq!(sq("h8").jump(Direction::NorthEast), None);
+        assert_eq!(sq("h8").jump_landing(Direction::NorthEast), None);
+        assert_eq!(
+            sq("c3").jump(Direction::NorthEast),
+            Some(Jump {
+                over: sq("d4"),
+                to: sq("e5")
+            })
+        );
+        assert_eq!(
+            Square::E5.jump(Direction::SouthWest),
+            Some(Jump {
+                over: sq("d4"),
+                to: sq("c3")
+            })
+        );
+    }
+
+    #[test]
+    fn directions_between_squares() {
+        let sq = |s: &str| s.parse::<Square>().unwrap();
+        assert_eq!(
+            sq("c3").step_direction_to(sq("d4")),
+            Some(Direction::NorthEast)
+        );
+        assert_eq!(sq("c3").step_direction_to(sq("e5")), None);
+        assert_eq!(
+            sq("c3").jump_direction_to(sq("e5")),
+            Some(Direction::NorthEast)
+        );
+        assert_eq!(
+            sq("c3").jump_direction_to(sq("a1")),
+            Some(Direction::SouthWest)
+        );
+        assert_eq!(sq("c3").jump_direction_to(sq("d4")), None);
+        assert_eq!(sq("c3").jump_direction_to(sq("c5")), None);
+        assert_eq!(
+            sq("c3").diagonal_to(sq("b4")),
+            Some((Direction::NorthWest, 1))
+        );
+        assert_eq!(
+            sq("c3").diagonal_to(sq("e1")),
+            Some((Direction::SouthEast, 2))
+        );
+        assert_eq!(sq("c3").diagonal_to(sq("g7")), None);
+    }
+
+    #[test]
+    fn opposite_is_the_reverse_step() {
+        for d in Direction::ALL {
+            assert_ne!(d.opposite(), d);
+            assert_eq!(d.opposite().opposite(), d);
+            assert_eq!(d.opposite().offset(), -d.offset());
+        }
+    }
+
+    #[test]
+    fn jumps_agree_with_two_steps() {
+        for sq in Square::all() {
+            for d in Direction::ALL {
+                let two_steps = sq.neighbour(d).and_then(|over| {
+                    Some(Jump {
+                        over,
+                        to: over.neighbour(d)?,
+                    })
+                });
+                assert_eq!(sq.jump(d), two_steps, "{sq} {d:?}");
+                assert_eq!(sq.jump(d).is_some(), CAN_JUMP[d.index()] & sq.bit() != 0);
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Players, units (stacks) and the compact board cell.
+//! Players, per-player pairs, units (stacks) and the compact board cell.
 
 use std::fmt;
+use std::ops::{Index, IndexMut};
 
 /// Largest number of men of one colour; also the largest count of a unit's layer.
 pub const MEN_PER_COLOUR: u8 = 12;
@@ -48,6 +49,125 @@ impl fmt::Display for Player {
             Player::White => "white",
             Player::Black => "black",
         })
+    }
+}
+
+/// One value per player: men in hand, occupancy bitboards, repetition windows.
+///
+/// It replaces `[T; 2]` arrays indexed by `player as usize`: the index can only be a [`Player`],
+/// and which slot is White's is decided once, here (White first, as in the FEN's hands field).
+/// The storage is still a two-element array, so indexing compiles to the same single load as
+/// the raw array did; the capture search and playouts read it on every move.
+///
+/// ```
+/// use emergo_rules::{ByPlayer, Player};
+/// let mut hands = ByPlayer::new(12u8, 11);
+/// hands[Player::Black] -= 1;
+/// assert_eq!(hands[Player::Black], 10);
+/// assert_eq!(hands.map(u32::from).iter().sum::<u32>(), 22);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ByPlayer<T>([T; 2]);
+
+impl<T> ByPlayer<T> {
+    /// White's value and Black's.
+    #[inline]
+    pub const fn new(white: T, black: T) -> ByPlayer<T> {
+        ByPlayer([white, black])
+    }
+
+    /// Each player's value computed from the player, White first.
+    #[inline]
+    pub fn from_fn(mut f: impl FnMut(Player) -> T) -> ByPlayer<T> {
+        ByPlayer::new(f(Player::White), f(Player::Black))
+    }
+
+    /// `player`'s value; the `const` counterpart of indexing.
+    #[inline]
+    pub const fn get(&self, player: Player) -> &T {
+        &self.0[player as usize]
+    }
+
+    /// `player`'s value, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, player: Player) -> &mut T {
+        &mut self.0[player as usize]
+    }
+
+    /// Both values passed through `f`, White's first.
+    #[inline]
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> ByPlayer<U> {
+        ByPlayer(self.0.map(f))
+    }
+
+    /// The values, White's first.
+    #[inline]
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.0.iter()
+    }
+
+    /// The values, mutably, White's first.
+    #[inline]
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+        self.0.iter_mut()
+    }
+
+    /// Each player with its value, White first.
+    pub fn pairs(&self) -> impl Iterator<Item = (Player, &T)> {
+        Player::BOTH.into_iter().zip(&self.0)
+    }
+}
+
+impl<T> Index<Player> for ByPlayer<T> {
+    type Output = T;
+
+    #[inline]
+    fn index(&self, player: Player) -> &T {
+        self.get(player)
+    }
+}
+
+impl<T> IndexMut<Player> for ByPlayer<T> {
+    #[inline]
+    fn index_mut(&mut self, player: Player) -> &mut T {
+        self.get_mut(player)
+    }
+}
+
+impl<T> IntoIterator for ByPlayer<T> {
+    type Item = T;
+    type IntoIter = std::array::IntoIter<T, 2>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a ByPlayer<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut ByPlayer<T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for ByPlayer<T> {
+    /// Names the slots, so that a debug print of a position says whose count is whose.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ByPlayer")
+            .field("white", &self[Player::White])
+            .field("black", &self[Player::Black])
+            .finish()
     }
 }
 
@@ -178,6 +298,37 @@ impl Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn by_player_indexes_by_player() {
+        let mut pair = ByPlayer::new("w", "b");
+        assert_eq!(pair[Player::White], "w");
+        assert_eq!(*pair.get(Player::Black), "b");
+        pair[Player::Black] = "B";
+        *pair.get_mut(Player::White) = "W";
+        assert_eq!(pair, ByPlayer::new("W", "B"));
+        assert_eq!(
+            ByPlayer::from_fn(|p| p),
+            ByPlayer::new(Player::White, Player::Black)
+        );
+        assert_eq!(ByPlayer::<u8>::default(), ByPlayer::new(0, 0));
+    }
+
+    #[test]
+    fn by_player_maps_and_iterates_white_first() {
+        let mut pair = ByPlayer::new(3u8, 5u8);
+        assert_eq!(pair.map(|n| u32::from(n) * 10), ByPlayer::new(30u32, 50));
+        assert_eq!(pair.iter().copied().collect::<Vec<_>>(), [3, 5]);
+        for n in &mut pair {
+            *n += 1;
+        }
+        assert_eq!(pair.into_iter().collect::<Vec<_>>(), [4, 6]);
+        assert_eq!(
+            pair.pairs().map(|(p, n)| (p, *n)).collect::<Vec<_>>(),
+            [(Player::White, 4), (Player::Black, 6)]
+        );
+        assert_eq!(format!("{pair:?}"), "ByPlayer { white: 4, black: 6 }");
+    }
 
     #[test]
     fn cell_packing() {

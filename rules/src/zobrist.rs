@@ -6,6 +6,7 @@
 //! the cost of two multiplications per lookup, and the hash stays an XOR of per-feature keys so
 //! it can be updated incrementally.
 
+use crate::square::Square;
 use crate::unit::{Cell, Player};
 
 #[inline(always)]
@@ -16,14 +17,14 @@ const fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Key of `cell` standing on square index `sq`; 0 for an empty cell so that updates need no branch
-/// on emptiness.
+/// Key of `cell` standing on `sq`; 0 for an empty cell so that updates need no branch on
+/// emptiness.
 #[inline(always)]
-pub(crate) const fn cell(sq: usize, cell: Cell) -> u64 {
+pub(crate) const fn cell(sq: Square, cell: Cell) -> u64 {
     if cell.is_empty() {
         0
     } else {
-        mix(((sq as u64) << 16) | cell.raw() as u64)
+        mix(((sq.index() as u64) << 16) | cell.raw() as u64)
     }
 }
 
