@@ -1,6 +1,6 @@
 // The Emergo web board: plain JavaScript and SVG, no framework, no build step.
 //
-// The game is kept as a start FEN plus a move list; every position shown comes from the server
+// The game is kept as a start FEN plus a move tree; every position shown comes from the server
 // (`LegalMoves` gives the legal moves, the FEN after each and the game status), so the board
 // knows no rules itself: clicks are matched against the legal move strings, and illegal clicks
 // are explained by asking `ApplyMoves` why the would-be move is refused.
@@ -9,9 +9,11 @@
 // and follows its Server-Sent Events: the evaluation graph and the marked move list fill in as
 // the turns arrive, and a click on either shows that position with the engine's better line.
 //
-// Every line tried is kept in a move tree (variations); the game, its variations, the mode and the
+// Every line tried is kept in the tree (variations); the game, its variations, the mode and the
 // side played are saved in localStorage and restored on reload, and "Copy link" gives an address
-// that opens the shown line and position.
+// that opens the shown line and position. The board editor sets up a position by clicking and
+// lets the server validate its FEN; the evaluation graph of play and analysis draws what the
+// engine reported about each position of the shown line, with the review graph's drawing code.
 //
 // URL parameters: fen, moves (comma or space separated), ply (the position shown: moves played so
 // far), color (w|b), time (engine ms per move), mode (play|analysis|review), token (bearer token
@@ -1007,33 +1009,39 @@ function graphPointAt(event, svgEl, scale, ats) {
   return best;
 }
 
-const G = { w: 600, h: 170, left: 44, right: 16, top: 8, bottom: 24 };
+// Both graphs are 600 units wide (their viewBox); the review's is taller than the game's.
+const G = { w: 600, left: 44, right: 16, top: 8, bottom: 24 };
 const graphX = (scale, at) => G.left + ((at - scale.first) / Math.max(1, scale.last - scale.first)) * (G.w - G.left - G.right);
-const graphY = (v) => G.top + (1 - v) * (G.h - G.top - G.bottom);
+const graphY = (v, h) => G.top + (1 - v) * (h - G.top - G.bottom);
+const REVIEW_GRAPH_H = 170;
+const EVAL_GRAPH_H = 120;
 const reviewScale = (r) => ({ first: 1, last: r.total });
 
-/** Draws White's expected score: the frame, x ticks, the area and line, the points, the cursor. */
-function drawScoreGraph(g, scale, points, cursor, pointData) {
+/**
+ * Draws White's expected score, `h` units high: the frame, the x ticks, the area and line, the
+ * points (each with pointData(point) as data attributes) and the cursor at x = cursor.
+ */
+function drawScoreGraph(g, h, scale, points, cursor, pointData) {
   g.textContent = '';
   const x0 = G.left;
   const x1 = G.w - G.right;
-  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: G.h - G.top - G.bottom, class: 'plot' }, g);
-  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: graphY(0.5) - G.top, class: 'band-w' }, g);
-  svg('line', { x1: x0, x2: x1, y1: graphY(0.5), y2: graphY(0.5), class: 'mid' }, g);
+  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: h - G.top - G.bottom, class: 'plot' }, g);
+  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: graphY(0.5, h) - G.top, class: 'band-w' }, g);
+  svg('line', { x1: x0, x2: x1, y1: graphY(0.5, h), y2: graphY(0.5, h), class: 'mid' }, g);
   for (const [v, label] of [[1, '100%'], [0.5, '50%'], [0, '0%']]) {
-    svg('text', { x: x0 - 4, y: graphY(v) + 4, class: 'axis', 'text-anchor': 'end' }, g).textContent = label;
+    svg('text', { x: x0 - 4, y: graphY(v, h) + 4, class: 'axis', 'text-anchor': 'end' }, g).textContent = label;
   }
   if (!scale) return;
   const span = scale.last - scale.first;
   const step = span > 60 ? 20 : span > 20 ? 10 : 5;
   for (let at = scale.first; at <= scale.last; at = at === scale.first ? Math.ceil((at + 1) / step) * step : at + step) {
     const x = graphX(scale, at);
-    svg('text', { x, y: G.h - 6, class: 'axis', 'text-anchor': x > G.w - 30 ? 'end' : 'middle' }, g).textContent = String(at);
+    svg('text', { x, y: h - 6, class: 'axis', 'text-anchor': x > G.w - 30 ? 'end' : 'middle' }, g).textContent = String(at);
   }
-  if (cursor !== null) svg('line', { x1: graphX(scale, cursor), x2: graphX(scale, cursor), y1: G.top, y2: G.h - G.bottom, class: 'cursor' }, g);
+  if (cursor !== null) svg('line', { x1: graphX(scale, cursor), x2: graphX(scale, cursor), y1: G.top, y2: h - G.bottom, class: 'cursor' }, g);
   if (!points.length) return;
-  const pts = points.map((p) => [graphX(scale, p.at), graphY(p.white)]);
-  const mid = graphY(0.5);
+  const pts = points.map((p) => [graphX(scale, p.at), graphY(p.white, h)]);
+  const mid = graphY(0.5, h);
   const area = `M${pts[0][0]},${mid} ${pts.map((p) => `L${p[0]},${p[1]}`).join(' ')} L${pts[pts.length - 1][0]},${mid} Z`;
   svg('path', { d: area, class: 'area' }, g);
   svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'line' }, g);
@@ -1055,7 +1063,7 @@ function drawGraph(r) {
     title: `${t.turn}. ${t.playedMove}${classOf(t).mark} — White ${pct(whiteScore(t))}`,
   }));
   const shown = shownReviewTurn();
-  drawScoreGraph($('review-graph'), r ? reviewScale(r) : null, points, shown ? shown.turn : null, (p) => ({ turn: String(p.at), class: p.cls }));
+  drawScoreGraph($('review-graph'), REVIEW_GRAPH_H, r ? reviewScale(r) : null, points, shown ? shown.turn : null, (p) => ({ turn: String(p.at), class: p.cls }));
 }
 
 // The game's evaluation graph (play and analysis): the engine's evaluations of the shown line's
@@ -1080,7 +1088,7 @@ function renderEvalGraph() {
   const box = $('eval-graph-box');
   box.hidden = state.mode === 'review' || Boolean(state.editor) || !points.length;
   g.dataset.points = String(points.length);
-  if (!box.hidden) drawScoreGraph(g, evalScale(), points, state.cursor, (p) => ({ ply: String(p.at) }));
+  if (!box.hidden) drawScoreGraph(g, EVAL_GRAPH_H, evalScale(), points, state.cursor, (p) => ({ ply: String(p.at) }));
 }
 
 function reviewRow(t) {
@@ -1495,6 +1503,7 @@ function appendLine(el, path, node, main, shown) {
       const altPath = path.concat([alt.move]);
       box.append(moveSpan(altPath, false, true, shown), ' ');
       appendLine(box, altPath, alt, false, shown);
+      box.lastChild.remove(); // the space after its last move: ")" follows at once
       el.appendChild(box);
       numbered = true;
     }

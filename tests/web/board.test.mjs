@@ -1,19 +1,27 @@
 // Browser test of the web board: a real headless Chromium (Debian's /usr/bin/chromium) driven by
 // playwright-core, against a running bot server.
 //
-//   node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR
+//   node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR CAPPED_URL
 //
-// It plays against the engine by clicking (entries, an illegal click, undo, the game record), plays
-// a five-jump capture chain square by square, runs a live analysis (the table updates, visits grow,
-// the best line is drawn with arrows and can be stepped through), stops it with its answer (StopSearch:
-// the final result stays shown, the server's search ends), checks the teaching aids (help panel,
-// marked entry squares and must-capture units, a forced winning move shown as "forced" with its
-// proof, the result banner, the Export box after a take-back), analyses on a 390 px phone (no
-// horizontal growth, the evaluation bar with the board), reviews a pasted 100-turn game (the
-// evaluation graph fills in, mistakes are marked, clicking one shows its position and the engine's
-// line, the summary appears, Stop ends a review with a summary, a bad record names its turn, no
-// horizontal scrolling at 390 px), and saves screenshots. Exits non-zero with a message on the
-// first failure.
+// (CAPPED_URL: a second server whose --max-time-ms is 300.) It plays against the engine by
+// clicking (entries, an illegal click, undo, the game record, the evaluation graph filled by the
+// engine's answers and clicked, a reload that restores the game, resigning with its banner and
+// record), plays a five-jump capture chain square by square, runs a live analysis (the table
+// updates, visits grow, the best line is drawn with arrows and can be stepped through, every stack
+// count stays on top of the arrows), stops it with its answer (StopSearch: the final result stays
+// shown, the server's search ends), checks the teaching aids (help panel, marked entry squares and
+// must-capture units, a forced winning move shown as "forced" with its proof, the result banner,
+// the Export box after a take-back), keeps a variation when a different move is played back in
+// the game (clicking either line, promoting it, the record giving the main line, a reload keeping
+// the tree), opens a copied link in a fresh tab and names bad address parameters, sets up a
+// position in the board editor (a bad one refused with the server's reason, the good one
+// analysed), shows the note when the server's cap clips the engine time, analyses on a 390 px
+// phone (no horizontal growth, the evaluation bar with the board; the new controls checked at
+// 390 px too), saves the README picture (analysis with a graph and a variation), reviews a pasted
+// 100-turn game (the evaluation graph fills in, mistakes are marked, clicking one shows its
+// position and the engine's line, the summary appears, Stop ends a review with a summary, a bad
+// record names its turn, no horizontal scrolling at 390 px), and saves screenshots. Exits
+// non-zero with a message on the first failure.
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -86,6 +94,19 @@ const boardState = (page) =>
   });
 
 const clickSquare = (page, sq) => page.click(`#board [data-square="${sq}"]`);
+
+/** At 390×844 (a phone) the page must not scroll sideways; the viewport is restored after. */
+async function checkPhoneWidth(page, what, shot = null) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await sleep(150);
+    const w = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+    check(w.scroll <= w.client, `no horizontal scrolling at 390 px (${what}): the page is ${w.scroll} px wide`);
+    if (shot) await shot();
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+}
 
 async function playGame(page) {
   log('game: entries against the engine (0.2 s per move)');
@@ -180,6 +201,7 @@ async function playGame(page) {
   check((await page.locator('#export').inputValue()).includes('[Result "0-1"]'), 'the record gives Black the win');
   await page.reload();
   await waitFor(page, 'the resignation kept over a reload', () => document.getElementById('result-banner').dataset.reason === 'resignation');
+  await checkPhoneWidth(page, 'play mode, Resign and the banner shown');
   log(`  resigned: ${banner}`);
 }
 
@@ -419,6 +441,7 @@ async function variationsAndLinks(page, context) {
   await waitFor(page, 'the promoted line', () => /1\. a1 g9 \*/.test(document.getElementById('export').value) || document.querySelector('#move-list .move.main[data-ply="2"]')?.textContent === 'g9');
   list = await moveList(page);
   check(list.main.join(' ') === 'a1 g9' && list.variations.length === 1 && /i9 .*c3/.test(list.variations[0]), `after promoting: ${JSON.stringify(list)}`);
+  await checkPhoneWidth(page, 'a move list with a variation');
 
   // The reload keeps the variations and the position shown.
   await page.reload();
@@ -493,6 +516,7 @@ async function boardEditor(page) {
   const refused = await page.locator('#ed-check').innerText();
   check(/position\.fen/.test(refused) && /white has 16 men/i.test(refused) && (await page.locator('#ed-analyse').isDisabled()), `the refusal should name the field: ${refused}`);
   log(`  refused: ${refused}`);
+  await checkPhoneWidth(page, 'the board editor open', () => page.locator('#editor').screenshot({ path: join(shotDir, 'editor-phone.png') }));
   await page.fill('#ed-hand-w', '0');
   await waitFor(page, 'the position valid again', () => document.getElementById('ed-check').dataset.valid === 'true');
   await page.click('#ed-analyse');
@@ -516,6 +540,47 @@ async function cappedBudget(page) {
   const note = await page.locator('#engine-info').innerText();
   check(/the server's cap clipped the budget to 0\.3 s/.test(note), `the cap should be named: ${note}`);
   log(`  ${note}`);
+}
+
+/**
+ * The README's picture: analysis of the middlegame, gone back a few moves (the analysis follows
+ * the board, so the evaluation graph fills in), branched into a variation there, and back at the
+ * main line's end.
+ */
+async function readmePicture(page) {
+  log('README picture: analysis with an evaluation graph and a variation');
+  await page.goto(`${BASE}/?mode=analysis&moves=${MIDGAME}`);
+  await waitReady(page);
+  await page.click('#analyze-start');
+  const analysed = (ply) =>
+    waitFor(page, `the analysis at move ${ply}`, (p) => {
+      const t = document.getElementById('analysis-table');
+      return document.getElementById('board').dataset.ply === String(p) && Number(t.dataset.updates) >= 2 && t.querySelectorAll('tbody tr').length >= 2;
+    }, ply);
+  await analysed(30);
+  for (const ply of [29, 28, 27]) {
+    await page.click('#nav-back');
+    await analysed(ply);
+  }
+  // Another move than the game's: the engine's choice if it differs, else its second.
+  const game = MIDGAME.split(',');
+  const rows = await page.locator('#analysis-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.move));
+  const move = rows.find((m) => m !== game[27]);
+  for (const sq of move.split(/[-x]/)) await clickSquare(page, sq);
+  await waitFor(page, 'the variation', (m) => document.querySelector('#move-list .move.current.var')?.textContent === m, move);
+  await analysed(28);
+  // Back on the main line: its graph has the positions analysed on the way back.
+  await page.click('#move-list .move.main[data-ply="30"]');
+  await analysed(30);
+  await sleep(600);
+  const points = Number(await page.locator('#eval-graph').getAttribute('data-points'));
+  check(points >= 4, `the evaluation graph should have a point per analysed position, has ${points}`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(shotDir, 'web-board.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1060 } });
+  check((await page.locator('#move-list .variation').count()) === 1, 'the variation stays in the move list');
+  log(`  ${points} points; variation ${move} at move 28; web-board.png saved`);
+  await page.click('#analyze-stop');
+  await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
 }
 
 async function phoneAnalysis(page) {
@@ -676,6 +741,7 @@ async function main() {
     await boardEditor(page);
     await cappedBudget(page);
     await phoneAnalysis(page);
+    await readmePicture(page);
     await reviewGame(page);
     check(errors.length === 0, `JavaScript errors in the page:\n${errors.join('\n')}`);
   } finally {
