@@ -1437,7 +1437,8 @@ function renderHands(board) {
     dot.className = `hand-man man-${side}`;
     el.appendChild(dot);
     const text = document.createElement('span');
-    text.textContent = `${NAME[side]}${who}: ${board ? board.hand[side] : '?'} in hand${toMove ? ' — to move' : ''}`;
+    const count = board && Number.isFinite(board.hand[side]) ? board.hand[side] : '?'; // the editor's may be mistyped
+    text.textContent = `${NAME[side]}${who}: ${count} in hand${toMove ? ' — to move' : ''}`;
     el.appendChild(text);
   }
 }
@@ -1940,7 +1941,7 @@ async function restoreGame(saved) {
   state.mode = ['play', 'analysis', 'review'].includes(saved.mode) ? saved.mode : 'play';
   state.human = saved.human === 'b' ? 'b' : 'w';
   state.flipped = Boolean(saved.flipped);
-  if (saved.engineTime > 0) setEngineTime(Number(saved.engineTime));
+  if (saved.engineTime > 0 && !params.has('time')) setEngineTime(Number(saved.engineTime));
   bumpGeneration();
   state.startFen = saved.startFen;
   state.tree = treeFrom(saved.lines.concat([saved.line]));
@@ -1981,11 +1982,8 @@ async function readAddress() {
     if (color === 'w' || color === 'b') state.human = color;
     else problems.push(`color must be w or b (got "${color}")`);
   }
-  const time = params.get('time');
-  if (time !== null) {
-    if (/^\d+$/.test(time) && Number(time) >= 10 && Number(time) <= 600000) setEngineTime(Number(time));
-    else problems.push(`time must be the engine's milliseconds per move, 10 to 600000 (got "${time}")`);
-  }
+  const timeProblem = readTime();
+  if (timeProblem) problems.push(timeProblem);
   state.flipped = state.human === 'b';
   let game = null;
   if (params.has('fen') || params.has('moves') || params.has('ply')) {
@@ -2006,6 +2004,17 @@ async function readAddress() {
   }
   if (problems.length) say(`Ignored in the address: ${problems.join('; ')}.`, 'error');
   return game;
+}
+
+/** Applies the address's `time` (also over a saved game); what is wrong with it, if anything. */
+function readTime() {
+  const time = params.get('time');
+  if (time === null) return '';
+  if (/^\d+$/.test(time) && Number(time) >= 10 && Number(time) <= 600000) {
+    setEngineTime(Number(time));
+    return '';
+  }
+  return `time must be the engine's milliseconds per move, 10 to 600000 (got "${time}")`;
 }
 
 /** Drops the game's parameters from the address once read, so that a reload shows the saved game. */
@@ -2171,7 +2180,13 @@ async function main() {
   // An address that names a game opens it; a bare address brings back the game left here.
   const fromAddress = GAME_PARAMS.some((name) => params.has(name));
   const saved = fromAddress ? null : savedGame();
-  if (saved && (await restoreGame(saved))) return;
+  if (saved) {
+    const problem = readTime(); // the address's time wins over the saved one
+    if (await restoreGame(saved)) {
+      if (problem) say(`Ignored in the address: ${problem}.`, 'error');
+      return;
+    }
+  }
   const game = await readAddress();
   forgetAddressGame();
   await newGame(game ? game.fen : INITIAL_FEN, game ? game.moves : []);
