@@ -1,6 +1,6 @@
 // The Emergo web board: plain JavaScript and SVG, no framework, no build step.
 //
-// The game is kept as a start FEN plus a move list; every position shown comes from the server
+// The game is kept as a start FEN plus a move tree; every position shown comes from the server
 // (`LegalMoves` gives the legal moves, the FEN after each and the game status), so the board
 // knows no rules itself: clicks are matched against the legal move strings, and illegal clicks
 // are explained by asking `ApplyMoves` why the would-be move is refused.
@@ -9,8 +9,15 @@
 // and follows its Server-Sent Events: the evaluation graph and the marked move list fill in as
 // the turns arrive, and a click on either shows that position with the engine's better line.
 //
-// URL parameters: fen, moves (comma or space separated), color (w|b), time (engine ms per move),
-// mode (play|analysis|review), token (bearer token when the server needs one).
+// Every line tried is kept in the tree (variations); the game, its variations, the mode and the
+// side played are saved in localStorage and restored on reload, and "Copy link" gives an address
+// that opens the shown line and position. The board editor sets up a position by clicking and
+// lets the server validate its FEN; the evaluation graph of play and analysis draws what the
+// engine reported about each position of the shown line, with the review graph's drawing code.
+//
+// URL parameters: fen, moves (comma or space separated), ply (the position shown: moves played so
+// far), color (w|b), time (engine ms per move), mode (play|analysis|review), token (bearer token
+// when the server needs one). A bad one is named in a message and ignored.
 
 const INITIAL_FEN = '9/9/9/9/9/9/9/9/9 w 0 12,12';
 const FILES = 'abcdefghi';
@@ -23,6 +30,7 @@ const REASONS = {
   blocked: 'the player to move is blocked',
   'no-legal-entry': 'the player to move cannot enter',
   repetition: 'threefold repetition',
+  resignation: 'a player resigned',
 };
 const STOP_REASONS = {
   STOP_REASON_TIME: 'time is up',
@@ -47,8 +55,12 @@ const state = {
   human: 'w',
   engineTime: 1000,
   startFen: INITIAL_FEN,
-  moves: [],
+  tree: newNode(null), // every line tried (see "The move tree")
+  moves: [], // the line shown: a path of the tree, continued along its first children
   cursor: 0, // the position shown is after moves[0 .. cursor)
+  resigned: null, // { side, key }: who resigned, in the position with that key
+  evals: new Map(), // posKey -> White's expected score, as the engine reported it
+  editor: null, // the board editor's position while it is open (see "Board editor")
   gameId: newGameId(),
   flipped: false,
   pos: null, // { key, fen, legal: [{ move, fenAfter, path, kind }], status: { result, reason } }
@@ -61,7 +73,7 @@ const state = {
   info: null, // ServerInfo
   token: params.get('token') || '',
   engineNote: null, // { ply, move, text }: what the engine said about the move it played
-  exportKind: '', // 'fen' or 'record': what the Export box holds (kept up to date with the game)
+  exportKind: '', // 'fen', 'record' or 'link': what the Export box holds (kept up to date with the game)
 };
 
 function newGameId() {
@@ -160,13 +172,108 @@ const startSide = () => parseFen(state.startFen).side;
 /** The side that plays moves[ply] (and so is to move after `ply` moves). */
 const sideAt = (ply) => (ply % 2 === 0 ? startSide() : other(startSide()));
 const sideToMove = () => sideAt(state.cursor);
-const gameOver = () => state.pos && state.pos.status.result !== '*';
+/** Whether the shown position is where the player resigned. */
+const resignedHere = () => Boolean(state.resigned && state.pos && state.resigned.key === state.pos.key);
+/** The shown position's result: the server's, or a resignation there. */
+function shownStatus() {
+  if (resignedHere()) return { result: state.resigned.side === 'w' ? '0-1' : '1-0', reason: 'resignation' };
+  return state.pos ? state.pos.status : { result: '*', reason: '' };
+}
+const gameOver = () => Boolean(state.pos) && shownStatus().result !== '*';
 const shownMoves = () => state.moves.slice(0, state.cursor);
 
 function isNeighbour(a, b) {
   const df = Math.abs(FILES.indexOf(a[0]) - FILES.indexOf(b[0]));
   const dr = Math.abs(Number(a.slice(1)) - Number(b.slice(1)));
   return df === 1 && dr === 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The move tree
+//
+// A node's first child is its main continuation, the others are variations, in the order they
+// were first played. `state.moves` is the line shown: a path from the root, continued along first
+// children, so the rest of the board works on a plain list and only branching touches the tree.
+
+function newNode(move) {
+  return { move, children: [] };
+}
+
+function treeFrom(lines) {
+  const root = newNode(null);
+  for (const line of lines) addLine(root, line);
+  return root;
+}
+
+/** Adds `moves` from the root (a new branch becomes its parent's last variation); returns its node. */
+function addLine(root, moves) {
+  let node = root;
+  for (const m of moves) {
+    let next = node.children.find((c) => c.move === m);
+    if (!next) {
+      next = newNode(m);
+      node.children.push(next);
+    }
+    node = next;
+  }
+  return node;
+}
+
+/** The node `moves` lead to, or null when they are not a path of the tree. */
+function nodeAt(moves) {
+  let node = state.tree;
+  for (const m of moves) {
+    node = node.children.find((c) => c.move === m);
+    if (!node) return null;
+  }
+  return node;
+}
+
+/** `moves` continued along the main continuation of the node they lead to. */
+function lineThrough(moves) {
+  const line = moves.slice();
+  let node = nodeAt(moves);
+  while (node && node.children.length) {
+    node = node.children[0];
+    line.push(node.move);
+  }
+  return line;
+}
+
+const mainLine = () => lineThrough([]);
+const sameMoves = (a, b) => a.length === b.length && a.every((m, i) => b[i] === m);
+/** Whether the shown position lies off the main line. */
+const inVariation = () => !sameMoves(shownMoves(), mainLine().slice(0, state.cursor));
+
+/** Every leaf's line, in tree order: adding them in turn rebuilds the same tree (for saving). */
+function leafLines(node = state.tree, prefix = []) {
+  if (!node.children.length) return prefix.length ? [prefix] : [];
+  return node.children.flatMap((c) => leafLines(c, prefix.concat(c.move)));
+}
+
+/** Removes the last move of `moves` from the tree, with everything after it. */
+function deleteLine(moves) {
+  const parent = nodeAt(moves.slice(0, -1));
+  if (parent) parent.children = parent.children.filter((c) => c.move !== moves[moves.length - 1]);
+}
+
+/** Makes the line through `moves` the main line (each step becomes its parent's first child). */
+function promoteLine(moves) {
+  let node = state.tree;
+  for (const m of moves) {
+    const i = node.children.findIndex((c) => c.move === m);
+    if (i < 0) return;
+    const [child] = node.children.splice(i, 1);
+    node.children.unshift(child);
+    node = child;
+  }
+}
+
+/** Plays `moves` (a known or a new line) and shows the position at their end. */
+function showNewLine(moves) {
+  addLine(state.tree, moves);
+  state.moves = lineThrough(moves);
+  state.cursor = moves.length;
 }
 
 function describeStatus(status) {
@@ -223,6 +330,7 @@ async function afterChange() {
   resetPv(false);
   const ok = await refresh();
   if (!ok) return;
+  saveGame();
   const engineTurn =
     state.mode === 'play' && !gameOver() && state.cursor === state.moves.length && sideToMove() !== state.human;
   const a = state.analysis;
@@ -263,9 +371,9 @@ async function maybeEngineMove(force = false) {
     const a = r.analysis || {};
     const stats = a.stats || {};
     if (r.bestMove) {
-      state.moves = moves.concat([r.bestMove]);
-      state.cursor = state.moves.length;
-      state.engineNote = { ply: state.moves.length, move: r.bestMove, text: `Engine played ${r.bestMove} (${evaluationText(a)}).` };
+      recordEngineEval(moves, a);
+      showNewLine(moves.concat([r.bestMove]));
+      state.engineNote = { ply: state.cursor, move: r.bestMove, text: `Engine played ${r.bestMove} (${evaluationText(a)}).` };
     }
     await afterChange();
   } catch (e) {
@@ -277,8 +385,7 @@ async function maybeEngineMove(force = false) {
 }
 
 async function playMove(m) {
-  state.moves = shownMoves().concat([m.move]);
-  state.cursor = state.moves.length;
+  showNewLine(shownMoves().concat([m.move]));
   state.sel = [];
   clearMessage();
   await afterChange();
@@ -289,8 +396,11 @@ function newGame(fen = INITIAL_FEN, moves = []) {
   stopAnalysis();
   clearAnalysis();
   state.startFen = fen;
+  state.tree = treeFrom([moves]);
   state.moves = moves;
   state.cursor = moves.length;
+  state.resigned = null;
+  state.evals = new Map();
   state.gameId = newGameId();
   state.sel = [];
   state.pos = null;
@@ -314,8 +424,11 @@ function undo() {
     keep = state.cursor - 1;
   }
   bumpGeneration();
+  // A take-back deletes the moves from the tree too (unlike going back, which keeps them).
+  deleteLine(state.moves.slice(0, keep + 1));
   state.moves = state.moves.slice(0, keep);
   state.cursor = state.moves.length;
+  state.resigned = null;
   return afterChange();
 }
 
@@ -326,6 +439,23 @@ function navigate(to) {
   state.cursor = c;
   clearMessage();
   afterChange();
+}
+
+/** Shows the position after `moves`, a path of the tree (a click in the move list). */
+function goToLine(moves) {
+  if (sameMoves(moves, shownMoves())) return;
+  if (state.engine) bumpGeneration();
+  state.moves = lineThrough(moves);
+  state.cursor = moves.length;
+  clearMessage();
+  afterChange();
+}
+
+/** "Make main line": the shown line becomes the game (the record, the review). */
+function promoteShown() {
+  promoteLine(state.moves);
+  saveGame();
+  render();
 }
 
 async function loadFromInputs() {
@@ -354,9 +484,10 @@ function onBoardClick(event) {
 }
 
 async function onSquareClick(sq) {
+  if (state.editor) return editSquare(sq);
   const pos = state.pos;
   if (!pos || pos.key !== posKey(shownMoves())) return say('One moment: the position is loading.', 'info');
-  if (gameOver()) return say(`${describeStatus(pos.status)}. Start a new game or take moves back.`, 'error');
+  if (gameOver()) return say(`${describeStatus(shownStatus())}. Start a new game or take moves back.`, 'error');
   if (state.mode === 'play') {
     if (state.engine) return say('Wait: the engine is thinking.', 'info');
     if (state.cursor !== state.moves.length) {
@@ -528,6 +659,7 @@ function onAnalysisEvent(a, name, payload) {
   a.updates += 1;
   a.last = payload;
   if (name === 'final') a.stopReason = payload.stopReason || '';
+  recordEval(a.key, parseFen(payload.fen || a.fen).side, payload);
   renderAnalysis();
 }
 
@@ -608,6 +740,25 @@ async function stepPv(delta) {
     say(describeError(e), 'error');
   }
   return undefined;
+}
+
+/**
+ * Keeps the engine's evaluation of a position (key: posKey) as White's expected score, for the
+ * evaluation graph. A forced answer carries no evaluation (no playouts), so it is not kept.
+ */
+function recordEval(key, side, analysis) {
+  if (!analysis || isForced(analysis) || !Number((analysis.stats || {}).playouts || 0)) return;
+  const v = headlineValue(analysis);
+  state.evals.set(key, side === 'w' ? v : 1 - v);
+}
+
+/** The engine's answer evaluates its position and, by its best move's own value, the next one. */
+function recordEngineEval(moves, analysis) {
+  const side = sideAt(moves.length);
+  recordEval(posKey(moves), side, analysis);
+  if (analysis && analysis.bestMove && state.evals.has(posKey(moves))) {
+    state.evals.set(posKey(moves.concat([analysis.bestMove])), state.evals.get(posKey(moves)));
+  }
 }
 
 /** Whether the search answered at once because the position had a single legal move. */
@@ -697,7 +848,7 @@ async function startReview() {
     game = parseRecord(text);
     body.record = text;
   } else {
-    game = { fen: state.startFen, moves: state.moves.slice() };
+    game = { fen: state.startFen, moves: mainLine() };
     if (!game.moves.length) return say('Nothing to review: play or load a game, or paste a game record.', 'error');
     body.game = { fen: game.fen, moves: game.moves };
   }
@@ -787,20 +938,24 @@ function reviewMoves(r) {
 /** Puts the reviewed game on the board, at `cursor` (null: its last known position). */
 function showReviewGame(r, cursor) {
   const moves = reviewMoves(r);
-  const same = state.startFen === r.startFen && moves.every((m, i) => state.moves[i] === m) && state.moves.length === moves.length;
-  if (!same) {
+  // A game already in the tree (the one on the board) keeps its variations.
+  const known = state.startFen === r.startFen && nodeAt(moves) !== null;
+  if (!known) {
     bumpGeneration();
     stopAnalysis();
     clearAnalysis();
     state.startFen = r.startFen;
-    state.moves = moves;
+    state.tree = treeFrom([moves]);
+    state.resigned = null;
     state.gameId = newGameId();
     $('fen-input').value = r.startFen;
     $('moves-input').value = moves.join(' ');
   }
   r.shown = true;
   const to = cursor === null ? moves.length : Math.min(cursor, moves.length);
-  if (same && to === state.cursor) return Promise.resolve();
+  const line = lineThrough(moves);
+  if (known && state.pos && state.pos.key === posKey(line.slice(0, to)) && sameMoves(line, state.moves)) return Promise.resolve();
+  state.moves = line;
   state.cursor = to;
   state.sel = [];
   return afterChange();
@@ -824,60 +979,116 @@ function shownReviewTurn() {
   return t && state.moves[state.cursor] === t.playedMove ? t : null;
 }
 
+// The graphs of White's expected score (the review's, over turns; the game's, over plies) share
+// one drawing: a scale { first, last } of x positions and points { at, white, cls, title }.
+
 function onGraphClick(event) {
   const r = state.review;
-  if (!r || !r.turns.size) return;
-  const el = event.target.closest('[data-turn]');
-  if (el) return showReviewTurn(Number(el.dataset.turn));
-  // Anywhere else on the graph: the nearest turn by x.
-  const svgEl = $('review-graph');
+  if (!r || !r.turns.size) return undefined;
+  const at = graphPointAt(event, $('review-graph'), reviewScale(r), [...r.turns.keys()]);
+  return at === null ? undefined : showReviewTurn(at);
+}
+
+/** A click on the game's evaluation graph shows the position after that move. */
+function onEvalGraphClick(event) {
+  const points = evalPoints();
+  const at = graphPointAt(event, $('eval-graph'), evalScale(), points.map((p) => p.at));
+  if (at !== null) navigate(at);
+}
+
+/** The point clicked, or (anywhere else on the graph) the nearest one by x; null when none. */
+function graphPointAt(event, svgEl, scale, ats) {
+  const el = event.target.closest('[data-at]');
+  if (el) return Number(el.dataset.at);
   const pt = svgEl.createSVGPoint();
   pt.x = event.clientX;
   pt.y = event.clientY;
   const x = pt.matrixTransform(svgEl.getScreenCTM().inverse()).x;
   let best = null;
-  for (const t of r.turns.keys()) if (best === null || Math.abs(graphX(r, t) - x) < Math.abs(graphX(r, best) - x)) best = t;
-  return showReviewTurn(best);
+  for (const at of ats) if (best === null || Math.abs(graphX(scale, at) - x) < Math.abs(graphX(scale, best) - x)) best = at;
+  return best;
 }
 
-const G = { w: 600, h: 170, left: 44, right: 16, top: 8, bottom: 24 };
-const graphX = (r, turn) => G.left + ((turn - 1) / Math.max(1, r.total - 1)) * (G.w - G.left - G.right);
-const graphY = (v) => G.top + (1 - v) * (G.h - G.top - G.bottom);
+// Both graphs are 600 units wide (their viewBox); the review's is taller than the game's.
+const G = { w: 600, left: 44, right: 16, top: 8, bottom: 24 };
+const graphX = (scale, at) => G.left + ((at - scale.first) / Math.max(1, scale.last - scale.first)) * (G.w - G.left - G.right);
+const graphY = (v, h) => G.top + (1 - v) * (h - G.top - G.bottom);
+const REVIEW_GRAPH_H = 170;
+const EVAL_GRAPH_H = 120;
+const reviewScale = (r) => ({ first: 1, last: r.total });
 
-function drawGraph(r) {
-  const g = $('review-graph');
+/**
+ * Draws White's expected score, `h` units high: the frame, the x ticks, the area and line, the
+ * points (each with pointData(point) as data attributes) and the cursor at x = cursor.
+ */
+function drawScoreGraph(g, h, scale, points, cursor, pointData) {
   g.textContent = '';
   const x0 = G.left;
   const x1 = G.w - G.right;
-  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: G.h - G.top - G.bottom, class: 'plot' }, g);
-  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: graphY(0.5) - G.top, class: 'band-w' }, g);
-  svg('line', { x1: x0, x2: x1, y1: graphY(0.5), y2: graphY(0.5), class: 'mid' }, g);
+  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: h - G.top - G.bottom, class: 'plot' }, g);
+  svg('rect', { x: x0, y: G.top, width: x1 - x0, height: graphY(0.5, h) - G.top, class: 'band-w' }, g);
+  svg('line', { x1: x0, x2: x1, y1: graphY(0.5, h), y2: graphY(0.5, h), class: 'mid' }, g);
   for (const [v, label] of [[1, '100%'], [0.5, '50%'], [0, '0%']]) {
-    svg('text', { x: x0 - 4, y: graphY(v) + 4, class: 'axis', 'text-anchor': 'end' }, g).textContent = label;
+    svg('text', { x: x0 - 4, y: graphY(v, h) + 4, class: 'axis', 'text-anchor': 'end' }, g).textContent = label;
   }
-  if (!r) return;
-  const step = r.total > 60 ? 20 : r.total > 20 ? 10 : 5;
-  for (let t = 1; t <= r.total; t += t === 1 ? step - 1 : step) {
-    const x = graphX(r, t);
-    svg('text', { x, y: G.h - 6, class: 'axis', 'text-anchor': x > G.w - 30 ? 'end' : 'middle' }, g).textContent = String(t);
+  if (!scale) return;
+  const span = scale.last - scale.first;
+  const step = span > 60 ? 20 : span > 20 ? 10 : 5;
+  for (let at = scale.first; at <= scale.last; at = at === scale.first ? Math.ceil((at + 1) / step) * step : at + step) {
+    const x = graphX(scale, at);
+    svg('text', { x, y: h - 6, class: 'axis', 'text-anchor': x > G.w - 30 ? 'end' : 'middle' }, g).textContent = String(at);
   }
-  const turns = [...r.turns.values()].sort((a, b) => a.turn - b.turn);
-  if (!turns.length) return;
-  const pts = turns.map((t) => [graphX(r, t.turn), graphY(whiteScore(t))]);
-  const mid = graphY(0.5);
+  if (cursor !== null) svg('line', { x1: graphX(scale, cursor), x2: graphX(scale, cursor), y1: G.top, y2: h - G.bottom, class: 'cursor' }, g);
+  if (!points.length) return;
+  const pts = points.map((p) => [graphX(scale, p.at), graphY(p.white, h)]);
+  const mid = graphY(0.5, h);
   const area = `M${pts[0][0]},${mid} ${pts.map((p) => `L${p[0]},${p[1]}`).join(' ')} L${pts[pts.length - 1][0]},${mid} Z`;
   svg('path', { d: area, class: 'area' }, g);
   svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'line' }, g);
-  const shown = shownReviewTurn();
-  if (shown) svg('line', { x1: graphX(r, shown.turn), x2: graphX(r, shown.turn), y1: G.top, y2: G.h - G.bottom, class: 'cursor' }, g);
-  turns.forEach((t, i) => {
-    const c = classOf(t).name;
-    const marked = c === 'inaccuracy' || c === 'mistake' || c === 'blunder';
-    const dot = svg('circle', { cx: pts[i][0], cy: pts[i][1], r: marked ? 6 : 3, class: `pt ${c}${shown === t ? ' sel' : ''}` }, g);
-    dot.dataset.turn = String(t.turn);
-    dot.dataset.class = c;
-    svg('title', {}, dot).textContent = `${t.turn}. ${t.playedMove}${classOf(t).mark} — White ${pct(whiteScore(t))}`;
+  points.forEach((p, i) => {
+    const marked = p.cls === 'inaccuracy' || p.cls === 'mistake' || p.cls === 'blunder';
+    const dot = svg('circle', { cx: pts[i][0], cy: pts[i][1], r: marked ? 6 : 3, class: `pt ${p.cls || ''}${p.at === cursor ? ' sel' : ''}` }, g);
+    dot.dataset.at = String(p.at);
+    Object.assign(dot.dataset, pointData(p));
+    svg('title', {}, dot).textContent = p.title;
   });
+}
+
+function drawGraph(r) {
+  const turns = r ? [...r.turns.values()].sort((a, b) => a.turn - b.turn) : [];
+  const points = turns.map((t) => ({
+    at: t.turn,
+    white: whiteScore(t),
+    cls: classOf(t).name,
+    title: `${t.turn}. ${t.playedMove}${classOf(t).mark} — White ${pct(whiteScore(t))}`,
+  }));
+  const shown = shownReviewTurn();
+  drawScoreGraph($('review-graph'), REVIEW_GRAPH_H, r ? reviewScale(r) : null, points, shown ? shown.turn : null, (p) => ({ turn: String(p.at), class: p.cls }));
+}
+
+// The game's evaluation graph (play and analysis): the engine's evaluations of the shown line's
+// positions, as they arrive (its own moves in play, each position analysed).
+
+const evalScale = () => ({ first: 0, last: Math.max(1, state.moves.length) });
+
+function evalPoints() {
+  const points = [];
+  for (let ply = 0; ply <= state.moves.length; ply += 1) {
+    const white = state.evals.get(posKey(state.moves.slice(0, ply)));
+    if (white === undefined) continue;
+    const move = ply ? `after ${ply}. ${state.moves[ply - 1]}` : 'start';
+    points.push({ at: ply, white, cls: '', title: `${move} — White ${pct(white)}` });
+  }
+  return points;
+}
+
+function renderEvalGraph() {
+  const g = $('eval-graph');
+  const points = evalPoints();
+  const box = $('eval-graph-box');
+  box.hidden = state.mode === 'review' || Boolean(state.editor) || !points.length;
+  g.dataset.points = String(points.length);
+  if (!box.hidden) drawScoreGraph(g, EVAL_GRAPH_H, evalScale(), points, state.cursor, (p) => ({ ply: String(p.at) }));
 }
 
 function reviewRow(t) {
@@ -985,10 +1196,15 @@ function renderReview() {
 // ---------------------------------------------------------------------------------------------
 // Export
 
+/** The main line's record (variations are the board's own: a record holds one game). */
 async function gameRecord() {
-  let status = state.pos && state.cursor === state.moves.length ? state.pos.status : null;
-  if (!status) {
-    const r = await api('ApplyMoves', { fen: state.startFen, moves: state.moves });
+  const moves = mainLine();
+  const key = posKey(moves);
+  let status = null;
+  if (state.resigned && state.resigned.key === key) status = { result: state.resigned.side === 'w' ? '0-1' : '1-0', reason: 'resignation' };
+  else if (state.pos && state.pos.key === key) status = state.pos.status;
+  else {
+    const r = await api('ApplyMoves', { fen: state.startFen, moves });
     status = { result: (r.status && r.status.result) || '*', reason: (r.status && r.status.reason) || '' };
   }
   const engineName = `emergo-bot ${(state.info && state.info.version) || ''} (${state.engineTime / 1000} s/move)`.replace('  ', ' ');
@@ -1007,7 +1223,7 @@ async function gameRecord() {
   ];
   const tokens = [];
   let number = 1;
-  state.moves.forEach((m, i) => {
+  moves.forEach((m, i) => {
     const side = sideAt(i);
     if (side === 'w') tokens.push(`${number}.`);
     else if (i === 0) tokens.push(`${number}...`);
@@ -1032,6 +1248,7 @@ async function refreshExport() {
   try {
     if (state.exportKind === 'fen' && state.pos) $('export').value = state.pos.fen;
     else if (state.exportKind === 'record') $('export').value = await gameRecord();
+    else if (state.exportKind === 'link') $('export').value = shareLink();
   } catch {
     // the box keeps its text; the next change tries again
   }
@@ -1133,6 +1350,9 @@ function buildBoard() {
   layers.arrows = svg('g', { id: 'arrows' }, board);
   // The arrows' numbers, on square corners (never on a unit's count), above the shafts.
   layers.labels = svg('g', { id: 'arrow-labels' }, board);
+  // Each unit's count and prisoner badge, on top of everything: no arrow shaft, capture ring or
+  // label may hide how many men a stack holds.
+  layers.counts = svg('g', { id: 'counts' }, board);
   board.setAttribute('viewBox', `0 0 ${2 * M + 9 * S} ${2 * M + 9 * S}`);
   builtFlipped = state.flipped;
 }
@@ -1155,10 +1375,12 @@ function drawUnit(parent, sq, unit) {
   } else {
     svg('circle', { cx, cy, r: 22, class: `disc man-${unit.owner}` }, g);
   }
-  svg('text', { x: cx, y: cy + 1, class: `count text-${unit.owner}` }, g).textContent = String(unit.controllers);
+  const counts = svg('g', { class: 'unit-counts' }, layers.counts);
+  counts.dataset.unit = sq;
+  svg('text', { x: cx, y: cy + 1, class: `count text-${unit.owner}` }, counts).textContent = String(unit.controllers);
   if (unit.prisoners > 0) {
-    svg('circle', { cx: cx + 18, cy: cy + 18, r: 10, class: `badge man-${prisonerSide}` }, g);
-    svg('text', { x: cx + 18, y: cy + 19, class: `badge-count text-${prisonerSide}` }, g).textContent = String(unit.prisoners);
+    svg('circle', { cx: cx + 18, cy: cy + 18, r: 10, class: `badge man-${prisonerSide}` }, counts);
+    svg('text', { x: cx + 18, y: cy + 19, class: `badge-count text-${prisonerSide}` }, counts).textContent = String(unit.prisoners);
   }
 }
 
@@ -1215,7 +1437,8 @@ function renderHands(board) {
     dot.className = `hand-man man-${side}`;
     el.appendChild(dot);
     const text = document.createElement('span');
-    text.textContent = `${NAME[side]}${who}: ${board ? board.hand[side] : '?'} in hand${toMove ? ' — to move' : ''}`;
+    const count = board && Number.isFinite(board.hand[side]) ? board.hand[side] : '?'; // the editor's may be mistyped
+    text.textContent = `${NAME[side]}${who}: ${count} in hand${toMove ? ' — to move' : ''}`;
     el.appendChild(text);
   }
 }
@@ -1223,6 +1446,11 @@ function renderHands(board) {
 function renderStatus() {
   const el = $('status');
   const pos = state.pos;
+  if (state.editor) {
+    el.textContent = 'Editing a position: click the dark squares to place or remove units';
+    el.dataset.state = 'editing';
+    return;
+  }
   if (!pos) {
     el.textContent = 'Loading…';
     el.dataset.state = 'wait';
@@ -1230,11 +1458,11 @@ function renderStatus() {
   }
   const board = parseFen(pos.fen);
   el.dataset.turn = board.side;
-  el.dataset.result = pos.status.result;
-  el.dataset.reason = pos.status.reason;
+  el.dataset.result = shownStatus().result;
+  el.dataset.reason = shownStatus().reason;
   el.dataset.ply = String(state.cursor);
   if (gameOver()) {
-    el.textContent = describeStatus(pos.status);
+    el.textContent = describeStatus(shownStatus());
     el.dataset.state = 'over';
   } else if (state.engine) {
     el.textContent = `${NAME[board.side]} to move — the engine is thinking…`;
@@ -1250,26 +1478,61 @@ function renderStatus() {
   }
 }
 
+/** The move list: the main line, each variation indented in parentheses under the move it replaces. */
 function renderMoveList() {
   const list = $('move-list');
   list.textContent = '';
-  let li = null;
-  state.moves.forEach((m, i) => {
-    const side = sideAt(i);
-    if (!li || side === 'w') {
-      li = document.createElement('li');
-      list.appendChild(li);
-      if (side === 'b') li.appendChild(Object.assign(document.createElement('span'), { className: 'move blank', textContent: '…' }));
-    }
-    const span = document.createElement('span');
-    span.className = `move${i + 1 === state.cursor ? ' current' : ''}`;
-    span.textContent = m;
-    span.dataset.ply = String(i + 1);
-    span.addEventListener('click', () => navigate(i + 1));
-    li.appendChild(span);
-  });
+  appendLine(list, [], state.tree, true, shownMoves().join(' '));
   const current = list.querySelector('.current');
-  if (current) current.scrollIntoView({ block: 'nearest' });
+  if (current && list.scrollHeight > list.clientHeight) list.scrollTop = current.offsetTop - list.offsetTop - list.clientHeight / 2;
+}
+
+/**
+ * Writes the line after `path` (which leads to `node`): its first continuation move by move, and
+ * after each move its alternatives, each as a block of its own holding that variation's line.
+ */
+function appendLine(el, path, node, main, shown) {
+  let numbered = true; // the first move, and the first after a variation, carry their number
+  while (node.children.length) {
+    const [next, ...alternatives] = node.children;
+    const nextPath = path.concat([next.move]);
+    el.append(moveSpan(nextPath, main, numbered, shown), ' ');
+    numbered = false;
+    for (const alt of alternatives) {
+      const box = document.createElement('div');
+      box.className = 'variation';
+      const altPath = path.concat([alt.move]);
+      box.append(moveSpan(altPath, false, true, shown), ' ');
+      appendLine(box, altPath, alt, false, shown);
+      box.lastChild.remove(); // the space after its last move: ")" follows at once
+      el.appendChild(box);
+      numbered = true;
+    }
+    path = nextPath;
+    node = next;
+  }
+}
+
+/** One move of the list: its number before White's moves (and "n…" where Black's comes first). */
+function moveSpan(path, main, numbered, shown) {
+  const ply = path.length;
+  const side = sideAt(ply - 1);
+  const number = Math.floor((ply - 1 + (startSide() === 'b' ? 1 : 0)) / 2) + 1;
+  const span = document.createElement('span');
+  span.className = 'entry';
+  if (side === 'w' || numbered) {
+    const num = document.createElement('span');
+    num.className = 'num';
+    num.textContent = side === 'w' ? `${number}.` : `${number}…`;
+    span.append(num, ' ');
+  }
+  const move = document.createElement('span');
+  move.className = `move${main ? ' main' : ' var'}${path.join(' ') === shown ? ' current' : ''}`;
+  move.textContent = path[ply - 1];
+  move.dataset.path = path.join(' ');
+  if (main) move.dataset.ply = String(ply);
+  span.appendChild(move);
+  return span;
 }
 
 function renderAnalysis() {
@@ -1332,7 +1595,8 @@ function renderAnalysis() {
 function render(withAnalysis = true) {
   if (builtFlipped !== state.flipped) buildBoard();
   const pos = state.pos;
-  const fen = state.pv.step > 0 && state.pv.fen ? state.pv.fen : pos && pos.fen;
+  const editing = Boolean(state.editor);
+  const fen = editing ? editorFen(state.editor) : state.pv.step > 0 && state.pv.fen ? state.pv.fen : pos && pos.fen;
   const board = fen ? parseFen(fen) : null;
   const svgEl = $('board');
   svgEl.dataset.fen = fen || '';
@@ -1341,10 +1605,11 @@ function render(withAnalysis = true) {
 
   // Units.
   layers.units.textContent = '';
+  layers.counts.textContent = '';
   if (board) for (const [sq, unit] of board.units) drawUnit(layers.units, sq, unit);
 
   // Square highlights: last move, selection, next targets, legal starts.
-  const last = state.pv.step > 0 ? state.pv.line[state.pv.step - 1] : state.cursor > 0 ? state.moves[state.cursor - 1] : null;
+  const last = editing ? null : state.pv.step > 0 ? state.pv.line[state.pv.step - 1] : state.cursor > 0 ? state.moves[state.cursor - 1] : null;
   const lastPath = last ? movePath(last) : [];
   const sel = state.sel;
   const targets = new Set();
@@ -1390,7 +1655,7 @@ function render(withAnalysis = true) {
   }
 
   // Arrows for the best line (of the analysis, or of the reviewed turn shown).
-  if (fen) drawArrows(state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine(), fen);
+  if (fen && !editing) drawArrows(state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine(), fen);
   else {
     layers.arrows.textContent = '';
     layers.labels.textContent = '';
@@ -1408,6 +1673,7 @@ function render(withAnalysis = true) {
   renderStatus();
   renderBanner();
   renderEvalBar();
+  renderEvalGraph();
   if (withAnalysis) renderMoveList();
   $('fen').textContent = fen || '';
   $('nav-back').disabled = state.cursor === 0;
@@ -1416,15 +1682,19 @@ function render(withAnalysis = true) {
   $('nav-last').disabled = state.cursor >= state.moves.length;
   $('undo').disabled = state.moves.length === 0;
   $('engine-move').disabled = Boolean(state.engine) || !pos || gameOver();
+  $('resign').hidden = state.mode !== 'play';
+  $('resign').disabled = !canResign();
+  $('promote').disabled = !inVariation();
   $('mode').value = state.mode;
   $('color').value = state.human;
   document.body.dataset.mode = state.mode;
   renderReview();
+  renderEditor();
 }
 
 /** Whether a click on the board could play a move for the side to move now. */
 function canPlayHere() {
-  if (gameOver() || state.engine) return false;
+  if (gameOver() || state.engine || state.editor) return false;
   if (state.mode !== 'play') return true;
   return state.cursor === state.moves.length && sideToMove() === state.human;
 }
@@ -1442,6 +1712,8 @@ function resultText(status, side) {
       return `Draw: ${loser}, to move, cannot enter — every empty square would feed the opponent a capture.`;
     case 'repetition':
       return 'Draw by threefold repetition: the same position arose a third time.';
+    case 'resignation':
+      return `${NAME[state.resigned.side]} resigned: ${winner} wins.`;
     default:
       return winner ? `${winner} wins.` : status.result === '1/2' ? 'Draw.' : describeStatus(status);
   }
@@ -1450,11 +1722,12 @@ function resultText(status, side) {
 function renderBanner() {
   const el = $('result-banner');
   const pos = state.pos;
-  const over = Boolean(pos) && gameOver() && state.pv.step === 0;
+  const over = Boolean(pos) && gameOver() && state.pv.step === 0 && !state.editor;
+  const status = shownStatus();
   el.hidden = !over;
-  el.dataset.result = over ? pos.status.result : '';
-  el.dataset.reason = over ? pos.status.reason : '';
-  el.textContent = over ? resultText(pos.status, parseFen(pos.fen).side) : '';
+  el.dataset.result = over ? status.result : '';
+  el.dataset.reason = over ? status.reason : '';
+  el.textContent = over ? resultText(status, parseFen(pos.fen).side) : '';
 }
 
 /** The evaluation bar beside the board: White's share of the expected score, from the analysis. */
@@ -1480,6 +1753,316 @@ function renderEvalBar() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Board editor: a position set up by clicking. The board shows the editor's position while it is
+// open; the server checks each version of its FEN, and its answer (which names the bad field)
+// is shown as it stands. "Analyse" and "Play from here" start a game from it.
+
+function openEditor() {
+  bumpGeneration();
+  stopAnalysis();
+  clearAnalysis();
+  const b = parseFen((state.pos && state.pos.fen) || INITIAL_FEN);
+  state.editor = { units: b.units, side: b.side, turns: String(b.turns), hand: { w: String(b.hand.w), b: String(b.hand.b) }, check: null };
+  state.sel = [];
+  $('ed-side').value = state.editor.side;
+  $('ed-hand-w').value = state.editor.hand.w;
+  $('ed-hand-b').value = state.editor.hand.b;
+  $('ed-turns').value = state.editor.turns;
+  clearMessage();
+  render();
+  checkEditorFen();
+}
+
+function closeEditor() {
+  state.editor = null;
+  render();
+}
+
+/** The editor's FEN (vchess form: runs of empty squares as one digit, a unit as two letters). */
+function editorFen(e) {
+  const letter = (n) => String.fromCharCode(64 + n);
+  const rows = [];
+  for (let rank = 9; rank >= 1; rank -= 1) {
+    let row = '';
+    let run = 0;
+    for (const file of FILES) {
+      const u = e.units.get(file + rank);
+      if (!u) {
+        run += 1;
+        continue;
+      }
+      if (run) row += String(run);
+      run = 0;
+      const code = letter(u.controllers) + (u.prisoners ? letter(u.prisoners) : '@');
+      row += u.owner === 'w' ? code : code.toLowerCase();
+    }
+    if (run) row += String(run);
+    rows.push(row);
+  }
+  return `${rows.join('/')} ${e.side} ${e.turns} ${e.hand.w},${e.hand.b}`;
+}
+
+const clampInt = (text, lo, hi) => Math.max(lo, Math.min(hi, Math.round(Number(text)) || lo));
+
+/** A click in the editor: puts the chosen unit there, or empties the square (a second click too). */
+function editSquare(sq) {
+  const e = state.editor;
+  const owner = $('ed-owner').value;
+  const unit = owner ? { owner, controllers: clampInt($('ed-men').value, 1, 12), prisoners: clampInt($('ed-prisoners').value, 0, 12) } : null;
+  const old = e.units.get(sq);
+  const same = old && unit && old.owner === unit.owner && old.controllers === unit.controllers && old.prisoners === unit.prisoners;
+  if (!unit || same) e.units.delete(sq);
+  else e.units.set(sq, unit);
+  render();
+  return checkEditorFen();
+}
+
+/** The side to move, men in hand and turns: kept as typed, so the server names a bad one. */
+function readEditorFields() {
+  const e = state.editor;
+  if (!e) return;
+  e.side = $('ed-side').value;
+  e.hand = { w: $('ed-hand-w').value.trim() || '0', b: $('ed-hand-b').value.trim() || '0' };
+  e.turns = $('ed-turns').value.trim() || '0';
+  render();
+  checkEditorFen();
+}
+
+let editorSeq = 0;
+
+async function checkEditorFen() {
+  const e = state.editor;
+  const fen = editorFen(e);
+  const seq = ++editorSeq;
+  e.check = null;
+  renderEditor();
+  let check;
+  try {
+    const r = await api('LegalMoves', { position: { fen } });
+    const status = { result: (r.status && r.status.result) || '*', reason: (r.status && r.status.reason) || '' };
+    const n = (r.moves || []).length;
+    check = {
+      ok: true,
+      text:
+        status.result !== '*'
+          ? `Valid, but the game is over here: ${describeStatus(status)}.`
+          : `Valid: ${NAME[e.side]} to move, ${n} legal move${n === 1 ? '' : 's'}.`,
+    };
+  } catch (err) {
+    check = { ok: false, text: `Not a valid position: ${describeError(err)}` };
+  }
+  if (seq !== editorSeq || state.editor !== e) return;
+  e.check = { ...check, fen };
+  renderEditor();
+}
+
+function renderEditor() {
+  const e = state.editor;
+  document.body.dataset.editing = String(Boolean(e));
+  $('editor').hidden = !e;
+  $('edit-position').disabled = Boolean(e);
+  if (!e) return;
+  const fen = editorFen(e);
+  $('ed-fen').textContent = fen;
+  const check = e.check && e.check.fen === fen ? e.check : null;
+  const el = $('ed-check');
+  el.textContent = check ? check.text : 'Checking…';
+  el.dataset.valid = check ? String(check.ok) : '';
+  $('ed-analyse').disabled = !(check && check.ok);
+  $('ed-play').disabled = !(check && check.ok);
+}
+
+/** Leaves the editor for a game from its (valid) position: analysed, or played against the engine. */
+async function startFromEditor(mode) {
+  const e = state.editor;
+  if (!e || !e.check || !e.check.ok) return;
+  const fen = e.check.fen;
+  state.editor = null;
+  state.mode = mode;
+  if (mode === 'play') {
+    state.human = e.side; // the player moves first; the engine answers
+    state.flipped = state.human === 'b';
+  }
+  clearMessage();
+  await newGame(fen);
+  if (mode === 'analysis') startAnalysis();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saving, links and resigning
+
+const STORE_KEY = 'emergo-board-game';
+/** The parameters that describe a game: an address with any of them opens that, not the saved game. */
+const GAME_PARAMS = ['fen', 'moves', 'ply', 'mode', 'color'];
+
+/** Keeps the game (every line), the position shown, the mode and the side played in localStorage. */
+function saveGame() {
+  const saved = {
+    version: 1,
+    startFen: state.startFen,
+    lines: leafLines(),
+    line: state.moves,
+    cursor: state.cursor,
+    mode: state.mode,
+    human: state.human,
+    flipped: state.flipped,
+    engineTime: state.engineTime,
+    resigned: state.resigned,
+  };
+  try {
+    localStorage.setItem(STORE_KEY, JSON.stringify(saved));
+  } catch {
+    // Storage off or full: the game simply is not kept.
+  }
+}
+
+/** The saved game, if any and well formed (the server checks its moves when it is shown). */
+function savedGame() {
+  let saved;
+  try {
+    saved = JSON.parse(localStorage.getItem(STORE_KEY) || 'null');
+  } catch {
+    return null;
+  }
+  const isLine = (l) => Array.isArray(l) && l.every((m) => typeof m === 'string');
+  if (!saved || saved.version !== 1 || typeof saved.startFen !== 'string') return null;
+  if (!Array.isArray(saved.lines) || !saved.lines.every(isLine) || !isLine(saved.line)) return null;
+  return saved;
+}
+
+/** Shows a saved game as it was left; false (and the initial position) when the server refuses it. */
+async function restoreGame(saved) {
+  try {
+    for (const line of [saved.line, ...saved.lines]) await api('LegalMoves', { position: { fen: saved.startFen, moves: line } });
+  } catch (e) {
+    say(`The saved game could not be restored: ${describeError(e)}`, 'error');
+    return false;
+  }
+  state.mode = ['play', 'analysis', 'review'].includes(saved.mode) ? saved.mode : 'play';
+  state.human = saved.human === 'b' ? 'b' : 'w';
+  state.flipped = Boolean(saved.flipped);
+  if (saved.engineTime > 0 && !params.has('time')) setEngineTime(Number(saved.engineTime));
+  bumpGeneration();
+  state.startFen = saved.startFen;
+  state.tree = treeFrom(saved.lines.concat([saved.line]));
+  state.moves = saved.line;
+  state.cursor = Math.max(0, Math.min(saved.line.length, Number(saved.cursor) || 0));
+  state.resigned = saved.resigned && ['w', 'b'].includes(saved.resigned.side) ? saved.resigned : null;
+  $('fen-input').value = saved.startFen;
+  $('moves-input').value = mainLine().join(' ');
+  await afterChange();
+  return true;
+}
+
+/** An address that opens the shown line at the shown position (never the token: it is a secret). */
+function shareLink() {
+  const url = new URL(location.pathname, location.origin);
+  const p = url.searchParams;
+  if (state.startFen !== INITIAL_FEN) p.set('fen', state.startFen);
+  if (state.moves.length) p.set('moves', state.moves.join(','));
+  if (state.cursor !== state.moves.length) p.set('ply', String(state.cursor));
+  p.set('mode', state.mode);
+  if (state.mode === 'play') p.set('color', state.human);
+  return url.toString();
+}
+
+/**
+ * Reads the address: returns { fen, moves, ply } for the game to open (null: none given) and says
+ * which parameters were ignored and why. A bad fen or moves falls back to the initial position.
+ */
+async function readAddress() {
+  const problems = [];
+  const mode = params.get('mode');
+  if (mode !== null) {
+    if (['play', 'analysis', 'review'].includes(mode)) state.mode = mode;
+    else problems.push(`mode must be play, analysis or review (got "${mode}")`);
+  }
+  const color = params.get('color');
+  if (color !== null) {
+    if (color === 'w' || color === 'b') state.human = color;
+    else problems.push(`color must be w or b (got "${color}")`);
+  }
+  const timeProblem = readTime();
+  if (timeProblem) problems.push(timeProblem);
+  state.flipped = state.human === 'b';
+  let game = null;
+  if (params.has('fen') || params.has('moves') || params.has('ply')) {
+    game = { fen: params.get('fen') || INITIAL_FEN, moves: (params.get('moves') || '').split(/[\s,]+/).filter(Boolean), ply: null };
+    try {
+      await api('LegalMoves', { position: { fen: game.fen, moves: game.moves } });
+    } catch (e) {
+      // The server names the field: "position.fen: …" or "position.moves[3]: …".
+      const which = e instanceof ApiError && /^position\.moves/.test(e.message) ? 'moves' : 'fen';
+      problems.push(`${which}: ${describeError(e)} (showing the initial position)`);
+      game = { fen: INITIAL_FEN, moves: [], ply: null };
+    }
+    const ply = params.get('ply');
+    if (ply !== null) {
+      if (/^\d+$/.test(ply) && Number(ply) <= game.moves.length) game.ply = Number(ply);
+      else problems.push(`ply must be a number of moves from 0 to ${game.moves.length} (got "${ply}")`);
+    }
+  }
+  if (problems.length) say(`Ignored in the address: ${problems.join('; ')}.`, 'error');
+  return game;
+}
+
+/** Applies the address's `time` (also over a saved game); what is wrong with it, if anything. */
+function readTime() {
+  const time = params.get('time');
+  if (time === null) return '';
+  if (/^\d+$/.test(time) && Number(time) >= 10 && Number(time) <= 600000) {
+    setEngineTime(Number(time));
+    return '';
+  }
+  return `time must be the engine's milliseconds per move, 10 to 600000 (got "${time}")`;
+}
+
+/** Drops the game's parameters from the address once read, so that a reload shows the saved game. */
+function forgetAddressGame() {
+  const url = new URL(location.href);
+  for (const name of GAME_PARAMS) url.searchParams.delete(name);
+  history.replaceState(null, '', url);
+}
+
+function setEngineTime(ms) {
+  state.engineTime = ms;
+  const select = $('engine-time');
+  if (![...select.options].some((o) => Number(o.value) === ms)) select.appendChild(new Option(`${ms / 1000} s`, String(ms)));
+  select.value = String(ms);
+}
+
+let resignTimer = null;
+
+/** "Resign" asks again before it counts: a second click within four seconds resigns. */
+function onResignClick() {
+  const button = $('resign');
+  if (button.dataset.confirm !== 'true') {
+    button.dataset.confirm = 'true';
+    button.textContent = 'Really resign?';
+    clearTimeout(resignTimer);
+    resignTimer = setTimeout(resetResignButton, 4000);
+    return;
+  }
+  resetResignButton();
+  if (!canResign()) return;
+  bumpGeneration(); // the engine stops thinking about a game that is over
+  stopAnalysis();
+  state.resigned = { side: state.human, key: state.pos.key };
+  saveGame();
+  refreshExport();
+  render();
+}
+
+function resetResignButton() {
+  clearTimeout(resignTimer);
+  const button = $('resign');
+  button.dataset.confirm = 'false';
+  button.textContent = 'Resign';
+}
+
+const canResign = () => state.mode === 'play' && Boolean(state.pos) && !gameOver() && state.cursor === state.moves.length;
+
+// ---------------------------------------------------------------------------------------------
 // Start-up
 
 function wire() {
@@ -1491,8 +2074,27 @@ function wire() {
     newGame();
   });
   $('undo').addEventListener('click', () => undo());
+  $('resign').addEventListener('click', onResignClick);
+  $('edit-position').addEventListener('click', openEditor);
+  $('ed-cancel').addEventListener('click', closeEditor);
+  $('ed-clear').addEventListener('click', () => {
+    state.editor.units.clear();
+    render();
+    checkEditorFen();
+  });
+  $('ed-analyse').addEventListener('click', () => startFromEditor('analysis'));
+  $('ed-play').addEventListener('click', () => startFromEditor('play'));
+  for (const id of ['ed-side', 'ed-hand-w', 'ed-hand-b', 'ed-turns']) $(id).addEventListener('input', readEditorFields);
+  $('eval-graph').addEventListener('click', onEvalGraphClick);
+  $('promote').addEventListener('click', promoteShown);
+  $('copy-link').addEventListener('click', () => exportText(shareLink(), 'Link', 'link'));
+  $('move-list').addEventListener('click', (e) => {
+    const move = e.target.closest('.move[data-path]');
+    if (move) goToLine(move.dataset.path.split(' '));
+  });
   $('flip').addEventListener('click', () => {
     state.flipped = !state.flipped;
+    saveGame();
     render();
   });
   $('engine-move').addEventListener('click', () => {
@@ -1504,17 +2106,20 @@ function wire() {
     state.mode = e.target.value;
     clearMessage();
     if (state.mode !== 'play') bumpGeneration();
+    saveGame();
     render();
     if (state.mode === 'play') maybeEngineMove();
   });
   $('color').addEventListener('change', (e) => {
     state.human = e.target.value;
     state.flipped = state.human === 'b';
+    saveGame();
     render();
     maybeEngineMove();
   });
   $('engine-time').addEventListener('change', (e) => {
     state.engineTime = Number(e.target.value);
+    saveGame();
   });
   $('load-fen').addEventListener('click', () => loadFromInputs());
   $('nav-first').addEventListener('click', () => navigate(0));
@@ -1551,7 +2156,7 @@ function wire() {
     }
   });
   document.addEventListener('keydown', (e) => {
-    if (e.target.closest('input, textarea, select')) return;
+    if (e.target.closest('input, textarea, select') || state.editor) return;
     if (e.key === 'ArrowLeft') navigate(state.cursor - 1);
     else if (e.key === 'ArrowRight') navigate(state.cursor + 1);
     else if (e.key === 'Escape' && state.sel.length) {
@@ -1563,18 +2168,7 @@ function wire() {
 
 async function main() {
   wire();
-  const time = Number(params.get('time'));
-  if (time > 0) {
-    state.engineTime = time;
-    const select = $('engine-time');
-    if (![...select.options].some((o) => Number(o.value) === time)) {
-      select.appendChild(new Option(`${time / 1000} s`, String(time)));
-    }
-    select.value = String(time);
-  } else state.engineTime = Number($('engine-time').value);
-  if (params.get('color') === 'b' || params.get('color') === 'w') state.human = params.get('color');
-  if (params.get('mode') === 'analysis' || params.get('mode') === 'review') state.mode = params.get('mode');
-  state.flipped = state.human === 'b';
+  state.engineTime = Number($('engine-time').value);
   render();
   try {
     state.info = await api('ServerInfo', {});
@@ -1583,15 +2177,20 @@ async function main() {
   } catch (e) {
     say(`Cannot reach the server: ${describeError(e)}`, 'error');
   }
-  const fen = params.get('fen') || INITIAL_FEN;
-  const moves = (params.get('moves') || '').split(/[\s,]+/).filter(Boolean);
-  try {
-    await api('LegalMoves', { position: { fen, moves } });
-    await newGame(fen, moves);
-  } catch (e) {
-    say(`Cannot load the position from the address: ${describeError(e)}`, 'error');
-    await newGame();
+  // An address that names a game opens it; a bare address brings back the game left here.
+  const fromAddress = GAME_PARAMS.some((name) => params.has(name));
+  const saved = fromAddress ? null : savedGame();
+  if (saved) {
+    const problem = readTime(); // the address's time wins over the saved one
+    if (await restoreGame(saved)) {
+      if (problem) say(`Ignored in the address: ${problem}.`, 'error');
+      return;
+    }
   }
+  const game = await readAddress();
+  forgetAddressGame();
+  await newGame(game ? game.fen : INITIAL_FEN, game ? game.moves : []);
+  if (game && game.ply !== null && game.ply !== game.moves.length) navigate(game.ply);
 }
 
 main();

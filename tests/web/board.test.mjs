@@ -1,30 +1,39 @@
 // Browser test of the web board: a real headless Chromium (Debian's /usr/bin/chromium) driven by
 // playwright-core, against a running bot server.
 //
-//   node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR
+//   node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR CAPPED_URL
 //
-// It plays against the engine by clicking (entries, an illegal click, undo, the game record), plays
-// a five-jump capture chain square by square, runs a live analysis (the table updates, visits grow,
-// the best line is drawn with arrows and can be stepped through), stops it with its answer (StopSearch:
-// the final result stays shown, the server's search ends), checks the teaching aids (help panel,
-// marked entry squares and must-capture units, a forced winning move shown as "forced" with its
-// proof, the result banner, the Export box after a take-back), analyses on a 390 px phone (no
-// horizontal growth, the evaluation bar with the board), reviews a pasted 100-turn game (the
-// evaluation graph fills in, mistakes are marked, clicking one shows its position and the engine's
-// line, the summary appears, Stop ends a review with a summary, a bad record names its turn, no
-// horizontal scrolling at 390 px), and saves screenshots. Exits non-zero with a message on the
-// first failure.
+// (CAPPED_URL: a second server whose --max-time-ms is 300.) It plays against the engine by
+// clicking (entries, an illegal click, undo, the game record, the evaluation graph filled by the
+// engine's answers and clicked, a reload that restores the game, resigning with its banner and
+// record), plays a five-jump capture chain square by square, runs a live analysis (the table
+// updates, visits grow, the best line is drawn with arrows and can be stepped through, every stack
+// count stays on top of the arrows), stops it with its answer (StopSearch: the final result stays
+// shown, the server's search ends), checks the teaching aids (help panel, marked entry squares and
+// must-capture units, a forced winning move shown as "forced" with its proof, the result banner,
+// the Export box after a take-back), keeps a variation when a different move is played back in
+// the game (clicking either line, promoting it, the record giving the main line, a reload keeping
+// the tree), opens a copied link in a fresh tab and names bad address parameters, sets up a
+// position in the board editor (a bad one refused with the server's reason, the good one
+// analysed), shows the note when the server's cap clips the engine time, analyses on a 390 px
+// phone (no horizontal growth, the evaluation bar with the board; the new controls checked at
+// 390 px too), saves the README picture (analysis with a graph and a variation), reviews a pasted
+// 100-turn game (the evaluation graph fills in, mistakes are marked, clicking one shows its
+// position and the engine's line, the summary appears, Stop ends a review with a summary, a bad
+// record names its turn, no horizontal scrolling at 390 px), and saves screenshots. Exits
+// non-zero with a message on the first failure.
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
-const [base, shotDir] = process.argv.slice(2);
-if (!base || !shotDir) {
-  console.error('usage: node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR');
+const [base, shotDir, capped] = process.argv.slice(2);
+if (!base || !shotDir || !capped) {
+  console.error('usage: node tests/web/board.test.mjs BASE_URL SCREENSHOT_DIR CAPPED_URL (a server with --max-time-ms 300)');
   process.exit(2);
 }
 const BASE = base.replace(/\/$/, '');
+const CAPPED = capped.replace(/\/$/, '');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const INITIAL = '9/9/9/9/9/9/9/9/9 w 0 12,12';
 const CHAIN_FEN = '9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0';
@@ -86,6 +95,19 @@ const boardState = (page) =>
 
 const clickSquare = (page, sq) => page.click(`#board [data-square="${sq}"]`);
 
+/** At 390×844 (a phone) the page must not scroll sideways; the viewport is restored after. */
+async function checkPhoneWidth(page, what, shot = null) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await sleep(150);
+    const w = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+    check(w.scroll <= w.client, `no horizontal scrolling at 390 px (${what}): the page is ${w.scroll} px wide`);
+    if (shot) await shot();
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+}
+
 async function playGame(page) {
   log('game: entries against the engine (0.2 s per move)');
   await page.goto(`${BASE}/?color=w&time=200`);
@@ -144,6 +166,43 @@ async function playGame(page) {
   }
   await page.click('#copy-fen');
   await waitFor(page, 'the FEN export', (fen) => document.getElementById('export').value === fen, st.fen);
+
+  // The evaluation graph: each engine answer evaluates its position and the one after its move.
+  const plies = await page.evaluate(() => [...document.querySelectorAll('#eval-graph circle.pt')].map((c) => Number(c.dataset.ply)));
+  check(plies.length >= 3 && plies.every((p) => p >= 1 && p <= st.ply), `the evaluation graph should have points for the engine's positions: ${plies}`);
+  check(await page.locator('#eval-graph').isVisible(), 'the evaluation graph is shown during play');
+  await page.click('#eval-graph circle[data-ply="2"]');
+  await waitFor(page, 'the position of the clicked graph point', () => document.getElementById('board').dataset.ply === '2');
+  check((await page.locator('#eval-graph line.cursor').count()) === 1, 'the graph marks the position shown');
+  await page.click('#nav-last');
+  await waitReady(page);
+  log(`  evaluation graph: points at plies ${plies.join(', ')}`);
+
+  // A reload brings the game back as it was: moves, position, mode and side.
+  await page.reload();
+  await waitReady(page, 'the game restored after a reload');
+  const restored = await boardState(page);
+  check(restored.fen === st.fen && restored.ply === st.ply && restored.moves.join(' ') === st.moves.join(' '),
+    `the reload should restore the game: ${JSON.stringify(restored)} vs ${JSON.stringify(st)}`);
+  check((await page.locator('#mode').inputValue()) === 'play' && (await page.locator('#color').inputValue()) === 'w', 'the reload keeps the mode and side');
+  log(`  reload restored ${restored.ply} moves`);
+
+  // Resigning: a second click confirms; the banner says who resigned and who won; the record agrees.
+  await page.click('#resign');
+  check((await page.locator('#result-banner').isHidden()) && (await page.locator('#resign').innerText()) === 'Really resign?', 'one click only asks for confirmation');
+  await page.click('#resign');
+  await waitFor(page, 'the resignation banner', () => !document.getElementById('result-banner').hidden);
+  const banner = await page.locator('#result-banner').innerText();
+  check(/White resigned/.test(banner) && /Black wins/.test(banner) && (await page.locator('#result-banner').getAttribute('data-reason')) === 'resignation',
+    `the banner should say who resigned and who won: ${banner}`);
+  check((await boardState(page)).state === 'over' && (await page.locator('#resign').isDisabled()), 'the game is over after resigning');
+  await page.click('#copy-pgn');
+  await waitFor(page, 'the record of the resigned game', () => /Termination "resignation"/.test(document.getElementById('export').value));
+  check((await page.locator('#export').inputValue()).includes('[Result "0-1"]'), 'the record gives Black the win');
+  await page.reload();
+  await waitFor(page, 'the resignation kept over a reload', () => document.getElementById('result-banner').dataset.reason === 'resignation');
+  await checkPhoneWidth(page, 'play mode, Resign and the banner shown');
+  log(`  resigned: ${banner}`);
 }
 
 async function playChain(page) {
@@ -222,6 +281,26 @@ async function analyse(page) {
   check(/^\d+(\.\d)?$/.test(row[2]), `the win % cell should be a number: ${row}`);
 
   await waitFor(page, 'arrows for the best line', () => document.querySelectorAll('#arrows .arrow').length >= 2);
+  // Stack counts and prisoner badges are painted above every arrow, ring and label (issue 15):
+  // their layer comes last, and at each count's centre the topmost element is the count.
+  const counts = await page.evaluate(() => {
+    const order = [...document.getElementById('board').children].map((e) => e.id).filter(Boolean);
+    const style = document.createElement('style');
+    style.textContent = '#board * { pointer-events: auto !important; }';
+    document.head.appendChild(style);
+    const hidden = [];
+    const texts = [...document.querySelectorAll('#counts text')];
+    for (const t of texts) {
+      const r = t.getBoundingClientRect();
+      const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+      if (!top || !top.closest('#counts')) hidden.push(`${t.parentNode.dataset.unit} under ${top ? top.outerHTML.slice(0, 60) : 'nothing'}`);
+    }
+    style.remove();
+    return { order, n: texts.length, hidden };
+  });
+  check(counts.order[counts.order.length - 1] === 'counts' && counts.order.indexOf('arrows') < counts.order.indexOf('counts'),
+    `the counts' layer should be drawn last: ${counts.order}`);
+  check(counts.n >= 10 && counts.hidden.length === 0, `every count should be on top (${counts.n} checked): ${counts.hidden.join('; ')}`);
   // The arrows' numbers lie on square corners (issue 15): never on a stack's count.
   const near = await page.evaluate(() => {
     const units = [...document.querySelectorAll('#units circle.disc')].map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]);
@@ -322,6 +401,186 @@ async function teachTheGame(page) {
   log(`  banner: ${text}`);
   await page.click('#undo');
   await waitFor(page, 'the banner gone after the take-back', () => document.getElementById('result-banner').hidden);
+}
+
+const moveList = (page) =>
+  page.evaluate(() => ({
+    main: [...document.querySelectorAll('#move-list .move.main')].map((e) => e.textContent),
+    variations: [...document.querySelectorAll('#move-list .variation')].map((e) => e.innerText.replace(/\s+/g, ' ').trim()),
+    current: document.querySelector('#move-list .move.current')?.dataset.path || '',
+  }));
+
+async function variationsAndLinks(page, context) {
+  log('variations, shared links, reload in analysis mode, bad address parameters');
+  await page.goto(`${BASE}/?mode=analysis`);
+  await waitReady(page);
+  for (const [i, sq] of ['a1', 'i9', 'c3'].entries()) {
+    await clickSquare(page, sq);
+    await waitFor(page, `move ${i + 1}`, (n) => document.getElementById('board').dataset.ply === String(n) && document.getElementById('status').dataset.state === 'ready', i + 1);
+  }
+  // Back one move and a different one: the old line stays as a variation.
+  await page.click('#move-list .move[data-path="a1"]');
+  await waitFor(page, 'the position after a1', () => document.getElementById('board').dataset.ply === '1' && document.getElementById('status').dataset.state === 'ready');
+  await clickSquare(page, 'g9');
+  await waitFor(page, 'the variation a1 g9', () => document.querySelector('#move-list .move.current')?.dataset.path === 'a1 g9');
+  let list = await moveList(page);
+  check(list.main.join(' ') === 'a1 i9 c3' && list.variations.length === 1 && /g9/.test(list.variations[0]),
+    `the main line should stay, the new move be a variation: ${JSON.stringify(list)}`);
+  log(`  move list: ${list.main.join(' ')} with variation ${list.variations[0]}`);
+  // Any move of either line shows its position.
+  await page.click('#move-list .move[data-path="a1 i9 c3"]');
+  const mainFen = (await api('ApplyMoves', { fen: INITIAL, moves: ['a1', 'i9', 'c3'] })).fen;
+  await waitFor(page, 'the main line again', (fen) => document.getElementById('board').dataset.fen === fen, mainFen);
+  await page.click('#move-list .variation .move[data-path="a1 g9"]');
+  const varFen = (await api('ApplyMoves', { fen: INITIAL, moves: ['a1', 'g9'] })).fen;
+  await waitFor(page, 'the variation again', (fen) => document.getElementById('board').dataset.fen === fen, varFen);
+  // The record gives the main line; "Make main line" promotes the variation.
+  await page.click('#copy-pgn');
+  await waitFor(page, 'the record of the main line', () => /1\. a1 i9 2\. c3/.test(document.getElementById('export').value));
+  await page.click('#promote');
+  await waitFor(page, 'the promoted line', () => /1\. a1 g9 \*/.test(document.getElementById('export').value) || document.querySelector('#move-list .move.main[data-ply="2"]')?.textContent === 'g9');
+  list = await moveList(page);
+  check(list.main.join(' ') === 'a1 g9' && list.variations.length === 1 && /i9 .*c3/.test(list.variations[0]), `after promoting: ${JSON.stringify(list)}`);
+  await checkPhoneWidth(page, 'a move list with a variation');
+
+  // The reload keeps the variations and the position shown.
+  await page.reload();
+  await waitReady(page, 'the analysis restored');
+  const again = await moveList(page);
+  check(JSON.stringify(again) === JSON.stringify(list) && (await boardState(page)).fen === varFen && (await page.locator('#mode').inputValue()) === 'analysis',
+    `the reload should keep the tree and the position: ${JSON.stringify(again)}`);
+
+  // "Copy link" gives an address that opens this line at this position, in a fresh tab.
+  await page.click('#move-list .move[data-path="a1"]');
+  await waitFor(page, 'the position after a1', () => document.getElementById('board').dataset.ply === '1');
+  await page.click('#copy-link');
+  await waitFor(page, 'the link in the Export box', () => document.getElementById('export').value.startsWith('http'));
+  const link = await page.locator('#export').inputValue();
+  check(/moves=a1%2Cg9/.test(link) && /ply=1/.test(link) && /mode=analysis/.test(link) && !/token/.test(link), `the link: ${link}`);
+  const other = await context.newPage();
+  try {
+    await other.goto(link);
+    await waitFor(other, 'the shared position', () => document.getElementById('board').dataset.ply === '1' && document.getElementById('status').dataset.state === 'ready');
+    const shared = await boardState(other);
+    check(shared.fen === (await api('ApplyMoves', { fen: INITIAL, moves: ['a1'] })).fen && shared.moves.join(' ') === 'a1 g9', `the link should open a1 g9 at move 1: ${JSON.stringify(shared)}`);
+    check((await other.locator('#mode').inputValue()) === 'analysis', 'the link keeps the mode');
+    await other.click('#nav-forward');
+    await waitFor(other, 'the rest of the shared line', (fen) => document.getElementById('board').dataset.fen === fen, varFen);
+    log(`  link opened: ${link}`);
+
+    // Bad parameters: named, ignored, the initial position shown; the page still works.
+    await other.goto(`${BASE}/?fen=9/9/nonsense&color=x&time=-5`);
+    await waitReady(other);
+    let bad = await boardState(other);
+    check(bad.fen === INITIAL && /fen: /.test(bad.message) && /color must be w or b/.test(bad.message) && /time must be/.test(bad.message),
+      `bad parameters should be named and the initial position shown: ${JSON.stringify(bad)}`);
+    log(`  bad address: ${bad.message}`);
+    await other.goto(`${BASE}/?moves=a1,a1&ply=7`);
+    await waitReady(other);
+    bad = await boardState(other);
+    check(bad.fen === INITIAL && /moves: .*moves\[1\]/.test(bad.message) && /ply must be/.test(bad.message), `bad moves should be named: ${bad.message}`);
+    await clickSquare(other, 'c1');
+    await waitFor(other, 'a move after the bad address', () => document.getElementById('board').dataset.ply === '1');
+  } finally {
+    await other.close();
+  }
+}
+
+async function boardEditor(page) {
+  log('board editor: set up a position by clicks, a bad one named, analysed');
+  await page.goto(`${BASE}/?mode=analysis`);
+  await waitReady(page);
+  await page.click('#edit-position');
+  check(await page.locator('#editor').isVisible(), 'the editor opens');
+  await page.click('#ed-clear');
+  await page.fill('#ed-hand-w', '0');
+  await page.fill('#ed-hand-b', '0');
+  const place = async (owner, men, prisoners, sq) => {
+    await page.selectOption('#ed-owner', owner);
+    await page.fill('#ed-men', String(men));
+    await page.fill('#ed-prisoners', String(prisoners));
+    await clickSquare(page, sq);
+  };
+  await place('w', 3, 0, 'c3');
+  await place('b', 2, 1, 'e7');
+  await place('b', 1, 0, 'g7');
+  await place('b', 1, 0, 'e5');
+  await place('b', 1, 0, 'e5'); // the same unit again: the square is emptied
+  const fen = '9/9/4ba1a@2/9/9/9/2C@6/9/9 w 0 0,0';
+  await waitFor(page, 'the FEN of the set-up position', (f) => document.getElementById('ed-fen').textContent === f, fen);
+  await waitFor(page, 'the position checked', () => document.getElementById('ed-check').dataset.valid === 'true');
+  check((await page.locator('#units [data-unit="e7"]').getAttribute('data-prisoners')) === '1', 'the board shows the edited stack');
+  // Too many white men: the server's answer names the field.
+  await page.fill('#ed-hand-w', '12');
+  await waitFor(page, 'the bad position refused', () => document.getElementById('ed-check').dataset.valid === 'false');
+  const refused = await page.locator('#ed-check').innerText();
+  check(/position\.fen/.test(refused) && /white has 16 men/i.test(refused) && (await page.locator('#ed-analyse').isDisabled()), `the refusal should name the field: ${refused}`);
+  log(`  refused: ${refused}`);
+  await checkPhoneWidth(page, 'the board editor open', () => page.locator('#editor').screenshot({ path: join(shotDir, 'editor-phone.png') }));
+  await page.fill('#ed-hand-w', '0');
+  await waitFor(page, 'the position valid again', () => document.getElementById('ed-check').dataset.valid === 'true');
+  await page.click('#ed-analyse');
+  await waitFor(page, 'the analysis of the set-up position', () => document.querySelectorAll('#analysis-table tbody tr').length >= 1 && /best/.test(document.getElementById('analysis-summary').textContent));
+  const st = await boardState(page);
+  check(st.fen === fen && st.ply === 0 && (await page.locator('#editor').isHidden()), `the set-up position is on the board: ${JSON.stringify(st)}`);
+  const best = await page.locator('#analysis-table tbody tr').first().getAttribute('data-move');
+  const legal = (await api('LegalMoves', { position: { fen } })).moves.map((m) => m.move);
+  check(legal.includes(best), `the best move ${best} should be legal in the set-up position: ${legal}`);
+  await waitFor(page, 'the evaluation graph in analysis', () => Number(document.getElementById('eval-graph').dataset.points) >= 1);
+  log(`  analysed ${fen}: best ${best}`);
+  await page.click('#analyze-stop');
+  await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
+}
+
+/** A server whose --max-time-ms cap is below the time asked: the engine's note says so. */
+async function cappedBudget(page) {
+  log('capped budget: the note when the server clips the engine time');
+  await page.goto(`${CAPPED}/?color=b&time=1000`);
+  await waitFor(page, 'the engine note', () => /Engine played/.test(document.getElementById('engine-info').textContent));
+  const note = await page.locator('#engine-info').innerText();
+  check(/the server's cap clipped the budget to 0\.3 s/.test(note), `the cap should be named: ${note}`);
+  log(`  ${note}`);
+}
+
+/**
+ * The README's picture: analysis of the middlegame, gone back a few moves (the analysis follows
+ * the board, so the evaluation graph fills in), branched into a variation there, and back at the
+ * main line's end.
+ */
+async function readmePicture(page) {
+  log('README picture: analysis with an evaluation graph and a variation');
+  await page.goto(`${BASE}/?mode=analysis&moves=${MIDGAME}`);
+  await waitReady(page);
+  await page.click('#analyze-start');
+  const analysed = (ply) =>
+    waitFor(page, `the analysis at move ${ply}`, (p) => {
+      const t = document.getElementById('analysis-table');
+      return document.getElementById('board').dataset.ply === String(p) && Number(t.dataset.updates) >= 2 && t.querySelectorAll('tbody tr').length >= 2;
+    }, ply);
+  await analysed(30);
+  for (const ply of [29, 28, 27]) {
+    await page.click('#nav-back');
+    await analysed(ply);
+  }
+  // Another move than the game's: the engine's choice if it differs, else its second.
+  const game = MIDGAME.split(',');
+  const rows = await page.locator('#analysis-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.move));
+  const move = rows.find((m) => m !== game[27]);
+  for (const sq of move.split(/[-x]/)) await clickSquare(page, sq);
+  await waitFor(page, 'the variation', (m) => document.querySelector('#move-list .move.current.var')?.textContent === m, move);
+  await analysed(28);
+  // Back on the main line: its graph has the positions analysed on the way back.
+  await page.click('#move-list .move.main[data-ply="30"]');
+  await analysed(30);
+  await sleep(600);
+  const points = Number(await page.locator('#eval-graph').getAttribute('data-points'));
+  check(points >= 4, `the evaluation graph should have a point per analysed position, has ${points}`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(shotDir, 'web-board.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1060 } });
+  check((await page.locator('#move-list .variation').count()) === 1, 'the variation stays in the move list');
+  log(`  ${points} points; variation ${move} at move 28; web-board.png saved`);
+  await page.click('#analyze-stop');
+  await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
 }
 
 async function phoneAnalysis(page) {
@@ -478,7 +737,11 @@ async function main() {
     await playChain(page);
     await analyse(page);
     await teachTheGame(page);
+    await variationsAndLinks(page, context);
+    await boardEditor(page);
+    await cappedBudget(page);
     await phoneAnalysis(page);
+    await readmePicture(page);
     await reviewGame(page);
     check(errors.length === 0, `JavaScript errors in the page:\n${errors.join('\n')}`);
   } finally {

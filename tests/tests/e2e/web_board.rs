@@ -16,8 +16,8 @@ use emergo_tests::{TestServer, workspace_root};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const INSTALL: &str = "apt-get update && apt-get install -y chromium nodejs npm";
-/// The whole browser session (four scenarios, a few engine moves, one analysis, a few game reviews)
-/// takes well under a minute; this only guards against a hung browser.
+/// The whole browser session (eight scenarios, a few engine moves, three analyses, a few game
+/// reviews) takes well under a minute; this only guards against a hung browser.
 const NODE_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn runs(program: &str, arg: &str) -> bool {
@@ -135,7 +135,16 @@ async fn web_board_in_headless_chromium() {
         ..Default::default()
     })
     .await;
+    // A second server whose cap (`--max-time-ms 300`) clips the engine time the board asks for:
+    // the board must say so.
+    let capped = TestServer::start(ServerConfig {
+        threads: 1,
+        max_time_ms: 300,
+        ..Default::default()
+    })
+    .await;
     let url = server.http_url.clone();
+    let capped_url = capped.http_url.clone();
     let script = web.join("board.test.mjs");
     let dir = artifacts.clone();
     // The browser talks to the server on this runtime: run node on a blocking thread.
@@ -144,6 +153,7 @@ async fn web_board_in_headless_chromium() {
         cmd.arg(script)
             .arg(&url)
             .arg(&dir)
+            .arg(&capped_url)
             .current_dir(workspace_root());
         run_with_limit(cmd, NODE_TIMEOUT)
     })
@@ -151,6 +161,7 @@ async fn web_board_in_headless_chromium() {
     .expect("node task");
     eprintln!("{text}");
     server.stop().await;
+    capped.stop().await;
     assert!(ok, "the browser test failed: see its output above");
     for shot in [&screenshot, &review] {
         let size = std::fs::metadata(shot).map(|m| m.len()).unwrap_or(0);
