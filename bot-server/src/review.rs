@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use emergo_mcts::SearchParams;
 use emergo_proto::v1 as pb;
-use emergo_rules::Move;
+use emergo_rules::{ByPlayer, Move, Player};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::sync::mpsc;
@@ -244,10 +244,10 @@ pub async fn run(
     if let Some(e) = failure {
         return Err(e);
     }
-    let [white, black] = &stream.totals;
+    let totals = &stream.totals;
     Ok(pb::GameReviewSummary {
-        white: Some(white.review("w")),
-        black: Some(black.review("b")),
+        white: Some(totals[Player::White].review("w")),
+        black: Some(totals[Player::Black].review("b")),
         turns_analysed: u32::try_from(stream.sent).unwrap_or(u32::MAX),
         playouts: stream.playouts,
         elapsed_ms: u64::try_from(job.arrived.elapsed().as_millis()).unwrap_or(u64::MAX),
@@ -417,7 +417,7 @@ struct Stream<'a> {
     /// Turns sent (an index into [`ReviewJob::turns`]).
     sent: usize,
     /// White's and Black's totals.
-    totals: [classify::Totals; 2],
+    totals: ByPlayer<classify::Totals>,
     /// Playouts of every search so far.
     playouts: u64,
     search_id: &'a str,
@@ -439,10 +439,12 @@ impl Stream<'_> {
             if let Some(analysis) = turn.analysis.as_mut() {
                 analysis.search_id = self.search_id.to_owned();
             }
-            let player = usize::from(turn.player == "b");
-            if let Some(totals) = self.totals.get_mut(player) {
-                totals.add(turn.class(), turn.loss);
-            }
+            let player = if turn.player == "b" {
+                Player::Black
+            } else {
+                Player::White
+            };
+            self.totals[player].add(turn.class(), turn.loss);
             let update = pb::GameReviewUpdate {
                 update: Some(pb::game_review_update::Update::Turn(turn)),
             };
