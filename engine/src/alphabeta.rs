@@ -76,7 +76,7 @@ pub struct AbResult {
 /// Nodes searched and the limits on them: counted and checked at every node, quiescence included,
 /// by one method so that the main search and the quiescence search stop on the same terms.
 #[derive(Clone, Copy, Debug, Default)]
-struct Budget {
+struct NodeBudget {
     /// Nodes counted so far.
     nodes: u64,
     /// Stop at this instant (looked at every [`CLOCK_INTERVAL`] nodes).
@@ -87,10 +87,10 @@ struct Budget {
     aborted: bool,
 }
 
-impl Budget {
+impl NodeBudget {
     /// No limit at all.
     fn unlimited() -> Self {
-        Budget::default()
+        NodeBudget::default()
     }
 
     /// Counts one node; returns whether the search must stop.
@@ -135,7 +135,7 @@ pub struct AlphaBeta {
     path: Vec<u64>,
     /// Index in `path` of the first position of the current repetition window.
     window_start: usize,
-    budget: Budget,
+    budget: NodeBudget,
 }
 
 impl std::fmt::Debug for AlphaBeta {
@@ -207,7 +207,7 @@ fn capture_gain(pos: &Position, m: Move, me: Player) -> i32 {
 /// capture sequence is over (minimax over every maximal chain), then [`evaluate_with`].
 /// `nodes` counts the positions visited. Used by the MCTS to score leaves.
 pub fn quiesce(pos: &Position, weights: &Weights, nodes: &mut u64) -> i32 {
-    let mut budget = Budget::unlimited();
+    let mut budget = NodeBudget::unlimited();
     let score = quiesce_inner(pos, -WIN - 1, WIN + 1, 0, weights, &mut budget);
     *nodes += budget.nodes;
     score
@@ -219,7 +219,7 @@ fn quiesce_inner(
     beta: i32,
     ply: usize,
     weights: &Weights,
-    budget: &mut Budget,
+    budget: &mut NodeBudget,
 ) -> i32 {
     if budget.tick() {
         return 0;
@@ -286,7 +286,7 @@ impl AlphaBeta {
             history: vec![0; HISTORY_LEN],
             path: Vec::with_capacity(256),
             window_start: 0,
-            budget: Budget::unlimited(),
+            budget: NodeBudget::unlimited(),
         }
     }
 
@@ -311,10 +311,10 @@ impl AlphaBeta {
     /// first, ending with `root`'s own (may be empty: no history).
     pub fn search(&mut self, root: &Position, window: &[u64], limits: AbLimits) -> AbResult {
         let started = Instant::now();
-        self.budget = Budget {
+        self.budget = NodeBudget {
             deadline: limits.max_time.map(|t| started + t),
             node_limit: limits.max_nodes,
-            ..Budget::unlimited()
+            ..NodeBudget::unlimited()
         };
         self.path.clear();
         self.path.extend_from_slice(window);
@@ -385,7 +385,7 @@ impl AlphaBeta {
     /// deepening, no history, no time limit): the leaf evaluation of the MCTS hybrid. Unlike
     /// [`search`](AlphaBeta::search) it searches a position with a single legal move too.
     pub fn score(&mut self, pos: &Position, depth: u32) -> i32 {
-        self.budget = Budget::unlimited();
+        self.budget = NodeBudget::unlimited();
         self.window_start = 0;
         let mut score = 0;
         // A finished position is scored by `node_inner` itself.

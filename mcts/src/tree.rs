@@ -371,7 +371,12 @@ impl Tree {
     /// others become leaves that keep their own statistics and solver bounds. Breadth-first, so
     /// each node's edges stay contiguous. Returns the tree and the nodes left out. Must not run
     /// concurrently with a search on `self`.
-    pub(crate) fn compact(&self, from: u32, limits: TreeLimits, budget: Budget) -> (Tree, u64) {
+    pub(crate) fn compact(
+        &self,
+        from: u32,
+        limits: TreeLimits,
+        budget: CompactionBudget,
+    ) -> (Tree, u64) {
         let fresh = Tree::new(limits);
         let threshold = self.keep_threshold(from, budget);
         fresh.root().copy_from(self.node(from));
@@ -446,7 +451,7 @@ impl Tree {
     /// The smallest visit count such that keeping the expansions of the nodes under `from` with
     /// at least that many visits (and always `from`'s own) fits `budget`. Visits only shrink
     /// going down the tree, so the kept part is connected. Buckets by powers of two: one pass.
-    fn keep_threshold(&self, from: u32, budget: Budget) -> u64 {
+    fn keep_threshold(&self, from: u32, budget: CompactionBudget) -> u64 {
         // Per bucket b (visits in [2^(b-1), 2^b)): bytes and nodes its expansions keep.
         let mut bytes = [0usize; 65];
         let mut nodes = [0u64; 65];
@@ -483,18 +488,18 @@ impl Tree {
 
     /// What a reclaim of this full tree keeps: a third of it, and no more than fits beside it
     /// within the byte limit.
-    pub(crate) fn reclaim_budget(&self) -> Budget {
+    pub(crate) fn reclaim_budget(&self) -> CompactionBudget {
         let room = self.limits.max_bytes.saturating_sub(self.memory_bytes());
-        Budget {
+        CompactionBudget {
             bytes: (self.used_bytes() / 3).min(room.saturating_sub(self.limits.overhead())),
             nodes: self.len() as u64 / 3,
         }
     }
 
     /// What tree reuse may keep: whatever fits beside this tree within the byte limit.
-    pub(crate) fn reuse_budget(&self, limits: TreeLimits) -> Budget {
+    pub(crate) fn reuse_budget(&self, limits: TreeLimits) -> CompactionBudget {
         let room = limits.max_bytes.saturating_sub(self.memory_bytes());
-        Budget {
+        CompactionBudget {
             bytes: room
                 .saturating_sub(limits.overhead())
                 .min(limits.usable_bytes()),
@@ -505,7 +510,7 @@ impl Tree {
 
 /// How much a compaction may keep.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Budget {
+pub(crate) struct CompactionBudget {
     /// Element bytes.
     pub(crate) bytes: usize,
     /// Nodes.
@@ -624,7 +629,7 @@ mod tests {
     fn compact_drops_the_least_visited_expansions_first() {
         let tree = small_tree();
         // Room for the root's expansion only: a becomes a leaf with its statistics.
-        let budget = Budget {
+        let budget = CompactionBudget {
             bytes: NODE_BYTES * 3 + EDGE_BYTES * 3,
             nodes: 100,
         };

@@ -165,7 +165,7 @@ enum Outcome {
 /// Everything measured so far. Shared behind a mutex: it is held for a microsecond per request,
 /// far below the request rate any search server sustains, and one shared tally keeps memory
 /// independent of the number of clients.
-struct Tally {
+struct LoadStats {
     ok: u64,
     failed: u64,
     playouts: u64,
@@ -181,13 +181,13 @@ struct Tally {
     stop_reasons: BTreeMap<String, u64>,
 }
 
-impl Tally {
-    fn new() -> Result<Tally, ClientError> {
+impl LoadStats {
+    fn new() -> Result<LoadStats, ClientError> {
         let histogram = || {
             Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
                 .map_err(|e| ClientError::Invalid(format!("latency histogram: {e}")))
         };
-        Ok(Tally {
+        Ok(LoadStats {
             ok: 0,
             failed: 0,
             playouts: 0,
@@ -263,7 +263,7 @@ struct RefusedLatency {
 
 /// The budget each request asked for.
 #[derive(Debug, Serialize)]
-struct Budget {
+struct RequestBudget {
     time_ms: Option<u32>,
     playouts: Option<u64>,
 }
@@ -317,7 +317,7 @@ struct Report {
     latency_ms: Latency,
     refused_latency_ms: RefusedLatency,
     stop_reasons: BTreeMap<String, u64>,
-    budget: Budget,
+    budget: RequestBudget,
     threads: u32,
     game_ids: bool,
     review: Option<ReviewRate>,
@@ -346,7 +346,7 @@ impl Report {
     fn new(
         args: &LoadTestArgs,
         plan: &Plan,
-        tally: Tally,
+        tally: LoadStats,
         seconds: f64,
         interactive: Option<InteractiveReport>,
         server_info: Option<ServerSummary>,
@@ -392,7 +392,7 @@ impl Report {
             errors: tally.errors,
             error_examples: tally.error_examples,
             stop_reasons: tally.stop_reasons,
-            budget: Budget {
+            budget: RequestBudget {
                 time_ms: plan.limits.max_time_ms,
                 playouts: plan.limits.max_playouts,
             },
@@ -883,7 +883,7 @@ pub async fn run(args: LoadTestArgs) -> Result<(), ClientError> {
         None => None,
     };
 
-    let tally = Arc::new(Mutex::new(Tally::new()?));
+    let tally = Arc::new(Mutex::new(LoadStats::new()?));
     let next = Arc::new(AtomicU64::new(0));
     let bar = progress_bar(args.requests, args.json || !std::io::stderr().is_terminal());
     let total = args.requests;
@@ -984,7 +984,7 @@ mod tests {
 
     #[test]
     fn tally_separates_answers_and_refusals() {
-        let mut t = Tally::new().unwrap();
+        let mut t = LoadStats::new().unwrap();
         t.record(
             Outcome::Ok {
                 playouts: 1000,

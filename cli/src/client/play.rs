@@ -193,7 +193,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
         .map_err(|e| record_error(&path, e))?;
     let backend = Backend::open(&args.connect, args.local).await?;
     let engine_name = engine_description(&args, time);
-    let engine = Engine {
+    let engine = Opponent {
         backend,
         limits,
         threads: args.threads,
@@ -334,7 +334,7 @@ fn new_game_id() -> String {
 }
 
 /// The engine side: the backend and how long it thinks.
-struct Engine {
+struct Opponent {
     backend: Backend,
     limits: pb::Limits,
     threads: u32,
@@ -343,7 +343,7 @@ struct Engine {
     ponder: bool,
 }
 
-impl Engine {
+impl Opponent {
     /// The engine's move in `game`, with a short note on its evaluation.
     async fn reply(&self, game: &Game) -> Result<(Move, String), String> {
         let request = pb::BestMoveRequest {

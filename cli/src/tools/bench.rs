@@ -34,7 +34,7 @@ pub struct PlayoutBench {
 }
 
 #[derive(Default)]
-struct Tally {
+struct PlayoutCount {
     playouts: u64,
     turns: u64,
     white: u64,
@@ -43,12 +43,12 @@ struct Tally {
     unfinished: u64,
 }
 
-fn run_thread(seed: u64, duration: Duration) -> Tally {
+fn run_thread(seed: u64, duration: Duration) -> PlayoutCount {
     let mut rng = playout_rng(seed);
     let start = Position::initial();
     let base = Repetitions::new(&start);
     let mut reps = Repetitions::default();
-    let mut t = Tally::default();
+    let mut t = PlayoutCount::default();
     let began = Instant::now();
     // Check the clock every few playouts only; a playout takes microseconds.
     while began.elapsed() < duration {
@@ -74,14 +74,14 @@ fn run_thread(seed: u64, duration: Duration) -> Tally {
 pub fn playouts(duration: Duration, threads: usize, seed: u64) -> PlayoutBench {
     let threads = threads.max(1);
     let began = Instant::now();
-    let tallies: Vec<Tally> = std::thread::scope(|s| {
+    let tallies: Vec<PlayoutCount> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| s.spawn(move || run_thread(seed.wrapping_add(i as u64), duration)))
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
     let seconds = began.elapsed().as_secs_f64();
-    let mut total = Tally::default();
+    let mut total = PlayoutCount::default();
     for t in tallies {
         total.playouts += t.playouts;
         total.turns += t.turns;

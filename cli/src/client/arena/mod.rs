@@ -41,7 +41,7 @@ use tokio::task::JoinSet;
 use super::{ClientError, ConnectArgs, parse_duration};
 use engines::ServerEngine;
 use game::{Context, GameReport};
-use report::{Tally, game_json};
+use report::{MatchTally, game_json};
 use schedule::mix;
 use spec::{Budget, EngineKind};
 
@@ -290,7 +290,7 @@ pub async fn run(args: ArenaArgs) -> Result<(), ClientError> {
         site: std::env::var("HOSTNAME").unwrap_or_else(|_| "?".to_owned()),
         tc: args.tc,
     });
-    let mut tally = Tally::new(engines.clone(), pairings);
+    let mut tally = MatchTally::new(engines.clone(), pairings);
     let mut pending = games.into_iter();
     let mut running = JoinSet::new();
     // Finished games wait here until every earlier game is written, so the files are in game

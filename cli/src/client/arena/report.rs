@@ -33,7 +33,7 @@ impl EngineTally {
 }
 
 /// Everything needed for the final report, filled game by game.
-pub struct Tally {
+pub struct MatchTally {
     engines: Vec<EngineSpec>,
     pairings: Vec<(usize, usize)>,
     /// The first engine's score in each game of each pairing.
@@ -42,10 +42,10 @@ pub struct Tally {
     terminations: Vec<(String, u32)>,
 }
 
-impl Tally {
+impl MatchTally {
     /// An empty tally.
-    pub fn new(engines: Vec<EngineSpec>, pairings: Vec<(usize, usize)>) -> Tally {
-        Tally {
+    pub fn new(engines: Vec<EngineSpec>, pairings: Vec<(usize, usize)>) -> MatchTally {
+        MatchTally {
             per_engine: vec![EngineTally::default(); engines.len()],
             pair_scores: vec![Vec::new(); pairings.len()],
             engines,
