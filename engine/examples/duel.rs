@@ -6,6 +6,10 @@
 //!     "mcts:cut=0,sel=puct,c=1.5,fpu=0.3" "ab" 200 20
 //! ```
 //! Arguments: engine A, engine B, milliseconds per move, number of openings (2 games each).
+//! `mcts:...,verify=F,vk=K,vm=M` adds a root safety check: the MCTS gets (1 − F) of the time,
+//! then alpha-beta scores its K most visited moves (F/K of the time each) and overrules the
+//! MCTS's choice when another candidate is more than M centimen better (tried for issue 10:
+//! no significant gain against `ab`, README strength section).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +24,26 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
 enum Engine {
     Ab(Box<AlphaBeta>, Option<u32>),
-    Mcts(SearchParams, Option<Arc<Knowledge>>),
+    Mcts(SearchParams, Option<Arc<Knowledge>>, Option<Verify>),
+}
+
+/// A root safety check after the MCTS (`verify=F,vk=K,vm=M`): the MCTS gets (1 − F) of the
+/// time, then its K most visited moves are each searched by alpha-beta with F/K of the time;
+/// the MCTS's choice stands unless another candidate scores more than M centimen better.
+struct Verify {
+    share: f64,
+    candidates: usize,
+    margin: i32,
+    ab: Box<AlphaBeta>,
+}
+
+fn ver(verify: &mut Option<Verify>) -> &mut Verify {
+    verify.get_or_insert_with(|| Verify {
+        share: 0.3,
+        candidates: 3,
+        margin: 50,
+        ab: Box::new(AlphaBeta::new(18, emergo_engine::eval::Weights::default())),
+    })
 }
 
 fn parse(spec: &str, ms: u64, seed: u64) -> Engine {
@@ -58,8 +81,12 @@ fn parse(spec: &str, ms: u64, seed: u64) -> Engine {
             };
             let mut k = Knowledge::default();
             let mut knowledge = false;
+            let mut verify: Option<Verify> = None;
             for (key, v) in kv {
                 match key {
+                    "verify" => ver(&mut verify).share = v.parse().unwrap(),
+                    "vk" => ver(&mut verify).candidates = v.parse().unwrap(),
+                    "vm" => ver(&mut verify).margin = v.parse().unwrap(),
                     "cut" => {
                         p.playout_cutoff = if v == "none" {
                             None
@@ -102,7 +129,10 @@ fn parse(spec: &str, ms: u64, seed: u64) -> Engine {
                     _ => panic!("unknown key {key}"),
                 }
             }
-            Engine::Mcts(p, knowledge.then(|| Arc::new(k)))
+            if let Some(v) = &verify {
+                p.max_time = Some(Duration::from_millis(((1.0 - v.share) * ms as f64) as u64));
+            }
+            Engine::Mcts(p, knowledge.then(|| Arc::new(k)), verify)
         }
         _ => panic!("unknown engine {head}"),
     }
@@ -123,11 +153,52 @@ fn pick(e: &mut Engine, game: &Game, ms: u64) -> Move {
             };
             ab.search_game(game, limits).best.expect("a move")
         }
-        Engine::Mcts(p, k) => {
+        Engine::Mcts(p, k, verify) => {
             p.seed = p.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let state = EmergoState::from_game(game).with_knowledge(k.clone());
             let mut s = Search::new(state, p.clone());
-            s.run().best_move.expect("a move")
+            let snap = s.run();
+            let chosen = snap.best_move.expect("a move");
+            let Some(v) = verify else {
+                return chosen;
+            };
+            let mut ranked: Vec<(Move, u64)> =
+                snap.moves.iter().map(|m| (m.mv, m.visits)).collect();
+            ranked.sort_by_key(|&(m, visits)| (std::cmp::Reverse(visits), m != chosen));
+            ranked.truncate(v.candidates);
+            if ranked.len() < 2 {
+                return chosen;
+            }
+            let each = Duration::from_millis(((v.share * ms as f64) / ranked.len() as f64) as u64);
+            let mut window = emergo_engine::alphabeta::repetition_window(game);
+            let mut best = (i32::MIN, chosen);
+            let mut chosen_score = i32::MIN;
+            for &(m, _) in &ranked {
+                let mut after = *game.position();
+                after.play_unchecked(m);
+                window.push(after.hash());
+                let r = v.ab.search(
+                    &after,
+                    &window,
+                    AbLimits {
+                        max_time: Some(each),
+                        ..AbLimits::default()
+                    },
+                );
+                window.pop();
+                let score = -r.score;
+                if m == chosen {
+                    chosen_score = score;
+                }
+                if score > best.0 {
+                    best = (score, m);
+                }
+            }
+            if best.1 != chosen && best.0 > chosen_score.saturating_add(v.margin) {
+                best.1
+            } else {
+                chosen
+            }
         }
     }
 }
