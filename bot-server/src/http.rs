@@ -479,22 +479,15 @@ async fn json_errors(req: Request, next: Next) -> Response {
 /// content type and the auth).
 pub fn router(gateway: Gateway) -> Router {
     let policy = gateway.policy.clone();
-    let mut app = Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", crate::web::INDEX_HTML) })
-                .fallback(wrong_method("GET")),
-        )
-        .route(
-            "/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", crate::web::APP_JS) })
-                .fallback(wrong_method("GET")),
-        )
-        .route(
-            "/style.css",
-            get(|| async { asset("text/css; charset=utf-8", crate::web::STYLE_CSS) })
-                .fallback(wrong_method("GET")),
-        )
+    let mut app = Router::new();
+    for a in crate::web::ASSETS {
+        let (content_type, body) = (a.content_type, a.body);
+        app = app.route(
+            a.path,
+            get(move || async move { asset(content_type, body) }).fallback(wrong_method("GET")),
+        );
+    }
+    app = app
         .route(
             "/v1/BestMove",
             post(best_move).fallback(wrong_method("POST")),

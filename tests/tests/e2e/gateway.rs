@@ -293,6 +293,21 @@ async fn web_board_is_served() {
             "{path}"
         );
     }
+    // Every embedded file (the board's ES modules too) is served as itself, never cached stale.
+    for asset in emergo_bot_server::web::ASSETS {
+        let r = reqwest::get(format!("{}{}", server.http_url, asset.path))
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{}", asset.path);
+        assert_eq!(
+            r.headers()["content-type"],
+            asset.content_type,
+            "{}",
+            asset.path
+        );
+        assert_eq!(r.headers()["cache-control"], "no-cache", "{}", asset.path);
+        assert_eq!(r.text().await.unwrap(), asset.body, "{}", asset.path);
+    }
     server.stop().await;
 }
 
