@@ -15,17 +15,21 @@ use emergo_rules::Position;
 
 const INITIAL: &str = emergo_rules::INITIAL_FEN;
 
-fn in_process(ms: u64) -> u64 {
-    let params = SearchParams {
+/// The same search as the server runs (its configuration: `--mcts`, node cap), in-process.
+fn in_process(config: &ServerConfig, ms: u64) -> u64 {
+    let mut params = SearchParams {
         threads: 1,
         seed: 1,
         max_time: Some(Duration::from_millis(ms)),
-        smart_pruning: false,
+        max_nodes: config.max_nodes,
         ..SearchParams::default()
     };
-    Search::new(EmergoState::new(Position::initial()), params)
-        .run()
-        .playouts
+    config.mcts.apply(&mut params);
+    // The gRPC request asks for `exhaustive`: the whole budget.
+    params.smart_pruning = false;
+    let state =
+        EmergoState::new(Position::initial()).with_knowledge(config.mcts.shared_knowledge());
+    Search::new(state, params).run().playouts
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -85,7 +89,8 @@ async fn main() {
         let played = last.and_then(|u| u.stats).map_or(0, |s| s.playouts);
         assert!(played > 0);
         grpc += played;
-        local += tokio::task::spawn_blocking(|| in_process(1_000))
+        let config = engine.config.clone();
+        local += tokio::task::spawn_blocking(move || in_process(&config, 1_000))
             .await
             .unwrap();
     }
