@@ -1,6 +1,7 @@
 //! The Emergo rules core: positions, moves, FEN, notation, legal moves, results, perft and fast
-//! random playouts. Std only, no I/O; the specification is `RULES.md` (kept in `shared/`,
-//! summarised in the README).
+//! random playouts. Std only, no I/O; the specification is `docs/RULES.md` (the project's shared
+//! RULES.md, kept identical; "RULES.md §N" in this code means that file; summarised in the
+//! README).
 //!
 //! ```
 //! use emergo_rules::{perft, Game, Move, Position};
