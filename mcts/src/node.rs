@@ -208,6 +208,13 @@ impl Node {
         Bounds::decode(self.bounds.load(Ordering::Acquire))
     }
 
+    /// The solver bounds for the mover, encoded ([`Bounds::encode`]: 0 = nothing known);
+    /// acquire, like [`Node::bounds`].
+    #[inline]
+    pub(crate) fn bounds_code(&self) -> u32 {
+        self.bounds.load(Ordering::Acquire)
+    }
+
     /// The solver bounds for the mover, read sequentially consistently (see the field).
     pub(crate) fn bounds_seq_cst(&self) -> Bounds {
         Bounds::decode(self.bounds.load(Ordering::SeqCst))

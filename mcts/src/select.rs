@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use crate::node::{Child, Edge, Node, Stats, VALUE_SCALE, prior_of, value_of};
+use crate::node::{Child, EdgeCodes, Node, Stats, VALUE_SCALE, prior_of, value_of};
 use crate::params::{SearchParams, Selection};
 use crate::solver::{Bounds, Proven};
 use crate::tree::Tree;
@@ -84,6 +84,12 @@ impl Uct {
         // Whether an unvisited child without knowledge (no static value, no prior) was met:
         // they all score the same and ties go to the lower index, so only the first counts.
         let mut plain_unvisited_seen = false;
+        // Plain UCT (no prior, no minimax value) where a child with nothing proven is never
+        // skipped: visited children take the short way below.
+        let plain_uct = self.selection == Selection::Uct
+            && self.prior_weight == 0.0
+            && self.minimax_weight == 0.0
+            && floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor);
         // The edges as one slice (one chunk lookup, not one per edge), else one by one.
         let block = tree.edge_block(first, count);
         for index in first..first + count {
@@ -91,12 +97,31 @@ impl Uct {
                 Some(edges) => &edges[(index - first) as usize],
                 None => tree.edge(index),
             };
+            let codes = edge.read_codes();
+            if plain_uct {
+                if let Child::Node(child) = codes.child {
+                    // The common case, scored as below with nothing to look up: a visited child
+                    // with nothing proven (bounds code 0), under plain UCT.
+                    let child = tree.node(child);
+                    let stats = child.stats();
+                    let n = self.effective_visits(&stats);
+                    if n > 0 && child.bounds_code() == 0 {
+                        let mean = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
+                        let score = Bounds::UNKNOWN.clamp(mean) + explore / (n as f32).sqrt();
+                        if score > best_score {
+                            best_score = score;
+                            best = Some((index, stats.in_flight > 0));
+                        }
+                        continue;
+                    }
+                }
+            }
             let ChildRead {
                 stats,
                 bounds,
                 minimax,
                 prior,
-            } = ChildRead::read(tree, edge);
+            } = ChildRead::read(tree, codes);
             if stats.visits == 0
                 && stats.in_flight == 0
                 && minimax == 0
@@ -199,8 +224,7 @@ struct ChildRead {
 
 impl ChildRead {
     #[inline]
-    fn read(tree: &Tree, edge: &Edge) -> Self {
-        let edge = edge.read_codes();
+    fn read(tree: &Tree, edge: EdgeCodes) -> Self {
         let (stats, bounds, minimax) = match edge.child {
             Child::Node(node) => {
                 let child = tree.node(node);
