@@ -128,7 +128,7 @@ fn quantise_value(value: f32) -> u16 {
 }
 
 /// The value of a [`quantise_value`]d code, `None` for 0.
-fn value_of(code: u16) -> Option<f32> {
+pub(crate) fn value_of(code: u16) -> Option<f32> {
     (code != 0).then(|| f32::from(code - 1) / 65534.0)
 }
 
@@ -136,6 +136,12 @@ impl Node {
     /// The implicit minimax value for the mover, if known.
     pub(crate) fn minimax(&self) -> Option<f32> {
         value_of(self.minimax.load(Ordering::Relaxed))
+    }
+
+    /// The implicit minimax value for the mover as its code ([`value_of`] decodes it): selection
+    /// reads every child's but needs few of them decoded.
+    pub(crate) fn minimax_code(&self) -> u16 {
+        self.minimax.load(Ordering::Relaxed)
     }
 
     /// Stores the implicit minimax value for the mover (a value in `[0, 1]`).
@@ -200,6 +206,13 @@ impl Node {
     /// The solver bounds for the mover (acquire; may lag behind a concurrent update).
     pub(crate) fn bounds(&self) -> Bounds {
         Bounds::decode(self.bounds.load(Ordering::Acquire))
+    }
+
+    /// The solver bounds for the mover, encoded ([`Bounds::encode`]: 0 = nothing known);
+    /// acquire, like [`Node::bounds`].
+    #[inline]
+    pub(crate) fn bounds_code(&self) -> u32 {
+        self.bounds.load(Ordering::Acquire)
     }
 
     /// The solver bounds for the mover, read sequentially consistently (see the field).
@@ -275,13 +288,28 @@ pub(crate) enum Child {
 #[derive(Debug, Default)]
 pub(crate) struct Edge(AtomicU64);
 
+/// A consistent read of an edge, its prior and static value still encoded ([`prior_of`],
+/// [`value_of`]): selection reads every edge but decodes few of them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EdgeCodes {
+    /// Where the edge leads.
+    pub(crate) child: Child,
+    /// The prior's code, 0 when the game gave none.
+    pub(crate) prior: u16,
+    /// The static value's code, 0 when the game gave none.
+    pub(crate) value: u16,
+}
+
+/// The prior of an [`EdgeCodes::prior`] code.
+pub(crate) fn prior_of(code: u16) -> f32 {
+    f32::from(code) / 65535.0
+}
+
 /// A consistent read of an edge.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct EdgeView {
     /// Where the edge leads.
     pub(crate) child: Child,
-    /// The move's prior, 0 when the game gave none.
-    pub(crate) prior: f32,
     /// The move's static value for the mover, if the game gave one.
     pub(crate) value: Option<f32>,
 }
@@ -295,22 +323,32 @@ impl Edge {
         self.0.store(bits, Ordering::Relaxed);
     }
 
-    fn decode(bits: u64) -> EdgeView {
+    fn decode_codes(bits: u64) -> EdgeCodes {
         let child = match bits as u32 {
             NO_CHILD => Child::Absent,
             CREATING => Child::Creating,
             index => Child::Node(index),
         };
-        EdgeView {
+        EdgeCodes {
             child,
-            prior: f32::from((bits >> 32) as u16) / 65535.0,
-            value: value_of((bits >> 48) as u16),
+            prior: (bits >> 32) as u16,
+            value: (bits >> 48) as u16,
         }
     }
 
     /// Reads the edge (acquire: a node index read here is initialised).
     pub(crate) fn read(&self) -> EdgeView {
-        Edge::decode(self.0.load(Ordering::Acquire))
+        let codes = self.read_codes();
+        EdgeView {
+            child: codes.child,
+            value: value_of(codes.value),
+        }
+    }
+
+    /// Reads the edge without decoding prior and value (acquire, like [`Edge::read`]).
+    #[inline]
+    pub(crate) fn read_codes(&self) -> EdgeCodes {
+        Edge::decode_codes(self.0.load(Ordering::Acquire))
     }
 
     /// The child node, if created.
@@ -372,15 +410,15 @@ mod tests {
         let edge = Edge::default();
         let view = edge.read();
         assert_eq!(view.child, Child::Absent);
-        assert_eq!((view.prior, view.value), (0.0, None));
+        assert_eq!((edge.read_codes().prior, view.value), (0, None));
         edge.init(Some(0.25), Some(0.75));
         let view = edge.read();
-        assert!((view.prior - 0.25).abs() < 1e-4);
+        assert!((prior_of(edge.read_codes().prior) - 0.25).abs() < 1e-4);
         assert!((view.value.unwrap_or_default() - 0.75).abs() < 1e-4);
         // A tiny prior is kept above 0: no move is ruled out by its prior alone.
         let tiny = Edge::default();
         tiny.init(Some(0.0), None);
-        assert!(tiny.read().prior > 0.0);
+        assert!(prior_of(tiny.read_codes().prior) > 0.0);
 
         assert!(edge.try_begin_create());
         assert!(!edge.try_begin_create());
@@ -391,7 +429,10 @@ mod tests {
         edge.publish_child(7);
         let view = edge.read();
         assert_eq!((view.child, edge.child()), (Child::Node(7), Some(7)));
-        assert!((view.prior - 0.25).abs() < 1e-4, "prior kept");
+        assert!(
+            (prior_of(edge.read_codes().prior) - 0.25).abs() < 1e-4,
+            "prior kept"
+        );
         let copy = Edge::default();
         copy.copy_knowledge(&edge);
         assert_eq!(copy.read().child, Child::Absent);

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use crate::node::{Child, Edge, Node, Stats, VALUE_SCALE};
+use crate::node::{Child, EdgeCodes, Node, Stats, VALUE_SCALE, prior_of, value_of};
 use crate::params::{SearchParams, Selection};
 use crate::solver::{Bounds, Proven};
 use crate::tree::Tree;
@@ -60,6 +60,9 @@ impl Uct {
     ///
     /// Cost: one atomic load per edge, and for visited children the node's counters; the square
     /// root and logarithm are taken once per call, and only UCT takes a square root per child.
+    /// Priors and static values stay encoded unless the formula uses them (decoding one is a
+    /// division), and of the unvisited children without knowledge, which all score the same,
+    /// only the first is scored.
     pub(crate) fn select(
         &self,
         tree: &Tree,
@@ -78,6 +81,15 @@ impl Uct {
         let mut best_score = f32::NEG_INFINITY;
         let mut fallback = first;
         let mut fallback_pess = 0;
+        // Whether an unvisited child without knowledge (no static value, no prior) was met:
+        // they all score the same and ties go to the lower index, so only the first counts.
+        let mut plain_unvisited_seen = false;
+        // Plain UCT (no prior, no minimax value) where a child with nothing proven is never
+        // skipped: visited children take the short way below.
+        let plain_uct = self.selection == Selection::Uct
+            && self.prior_weight == 0.0
+            && self.minimax_weight == 0.0
+            && floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor);
         // The edges as one slice (one chunk lookup, not one per edge), else one by one.
         let block = tree.edge_block(first, count);
         for index in first..first + count {
@@ -85,12 +97,43 @@ impl Uct {
                 Some(edges) => &edges[(index - first) as usize],
                 None => tree.edge(index),
             };
+            let codes = edge.read_codes();
+            if plain_uct {
+                if let Child::Node(child) = codes.child {
+                    // The common case, scored as below with nothing to look up: a visited child
+                    // with nothing proven (bounds code 0), under plain UCT.
+                    let child = tree.node(child);
+                    let stats = child.stats();
+                    let n = self.effective_visits(&stats);
+                    if n > 0 && child.bounds_code() == 0 {
+                        let mean = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
+                        let score = Bounds::UNKNOWN.clamp(mean) + explore / (n as f32).sqrt();
+                        if score > best_score {
+                            best_score = score;
+                            best = Some((index, stats.in_flight > 0));
+                        }
+                        continue;
+                    }
+                }
+            }
             let ChildRead {
                 stats,
                 bounds,
                 minimax,
                 prior,
-            } = ChildRead::read(tree, edge);
+            } = ChildRead::read(tree, codes);
+            if stats.visits == 0
+                && stats.in_flight == 0
+                && minimax == 0
+                && prior == 0
+                && bounds == Bounds::UNKNOWN
+            {
+                // Unvisited, nothing known: every such child scores the same.
+                if plain_unvisited_seen {
+                    continue;
+                }
+                plain_unvisited_seen = true;
+            }
             if bounds.is_win() {
                 return Pick {
                     edge: index,
@@ -108,30 +151,32 @@ impl Uct {
                 0.5
             } else {
                 let n = self.effective_visits(&stats);
+                // Priors and minimax values are decoded only where the formula uses them.
                 let q = if n == 0 {
                     // An unvisited child with a static value starts from it.
-                    minimax.unwrap_or(self.fpu)
+                    value_of(minimax).unwrap_or(self.fpu)
                 } else {
                     let mean = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
-                    match minimax {
-                        Some(m) if self.minimax_weight > 0.0 => {
-                            (1.0 - self.minimax_weight) * mean + self.minimax_weight * m
-                        }
-                        _ => mean,
+                    match self.minimax_weight > 0.0 {
+                        true => match value_of(minimax) {
+                            Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
+                            None => mean,
+                        },
+                        false => mean,
                     }
                 };
                 let q = bounds.clamp(q);
                 match self.selection {
                     Selection::Uct => {
                         let bias = if self.prior_weight > 0.0 {
-                            self.prior_weight * prior / (n as f32 + 1.0)
+                            self.prior_weight * prior_of(prior) / (n as f32 + 1.0)
                         } else {
                             0.0
                         };
                         q + explore / (n.max(1) as f32).sqrt() + bias
                     }
                     Selection::Puct => {
-                        let p = if prior > 0.0 { prior } else { uniform };
+                        let p = if prior > 0 { prior_of(prior) } else { uniform };
                         q + explore * p / (n as f32 + 1.0)
                     }
                 }
@@ -165,24 +210,25 @@ const IN_FLIGHT: Stats = Stats {
     value_sum: 0,
 };
 
-/// What selection reads of one child.
+/// What selection reads of one child, prior and value still encoded (decoding takes a
+/// division, which most children's scores do not need).
 #[derive(Clone, Copy, Debug)]
 struct ChildRead {
     stats: Stats,
     bounds: Bounds,
-    /// The node's minimax value, or the edge's static value without a node.
-    minimax: Option<f32>,
-    prior: f32,
+    /// The node's minimax value, or the edge's static value without a node ([`value_of`]).
+    minimax: u16,
+    /// The prior ([`prior_of`]; 0: none).
+    prior: u16,
 }
 
 impl ChildRead {
     #[inline]
-    fn read(tree: &Tree, edge: &Edge) -> Self {
-        let edge = edge.read();
+    fn read(tree: &Tree, edge: EdgeCodes) -> Self {
         let (stats, bounds, minimax) = match edge.child {
             Child::Node(node) => {
                 let child = tree.node(node);
-                (child.stats(), child.bounds(), child.minimax())
+                (child.stats(), child.bounds(), child.minimax_code())
             }
             // Another thread is about to arrive there: count it in flight.
             Child::Creating => (IN_FLIGHT, Bounds::UNKNOWN, edge.value),

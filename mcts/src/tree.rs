@@ -569,7 +569,9 @@ mod tests {
         let block = tree.reserve_edges(10).unwrap_or_default();
         assert_eq!(block, first + per_chunk - 2);
         tree.edge(block + 9).init(Some(0.5), None);
-        assert!((tree.edge(block + 9).read().prior - 0.5).abs() < 1e-4);
+        assert!(
+            (crate::node::prior_of(tree.edge(block + 9).read_codes().prior) - 0.5).abs() < 1e-4
+        );
     }
 
     /// root -> edges a, b, c (a and b visited); a -> edges d, e (d visited).
@@ -622,7 +624,7 @@ mod tests {
         let d = kept.edge(first).child().unwrap_or_default();
         assert_eq!(kept.node(d).stats().visits, 5);
         assert_eq!(kept.edge(first + 1).child(), None);
-        assert!((kept.edge(first + 1).read().prior).abs() < 1e-9);
+        assert!(crate::node::prior_of(kept.edge(first + 1).read_codes().prior).abs() < 1e-9);
     }
 
     #[test]
