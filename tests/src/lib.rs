@@ -1,5 +1,6 @@
 //! Helpers for the end-to-end tests: finding (or building) the workspace's binaries.
 
+pub mod cli;
 pub mod requests;
 pub mod sse;
 

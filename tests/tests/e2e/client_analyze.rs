@@ -1,40 +1,17 @@
 //! `emergo analyze` and `emergo bestmove` against a real server (in this process, on a loopback
 //! port), run as a user would run them.
 
-use std::process::{Command, Output};
-
 use emergo_bot_server::config::ServerConfig;
 use emergo_rules::{Game, Move};
+use std::process::{Command, Output};
+
+use emergo_tests::cli::{args, emergo, stdout};
 use emergo_tests::{INITIAL, TestServer, binary};
 use serde_json::Value;
 
-/// Runs `emergo` with `args` on a blocking thread, so the server living on this test's runtime
-/// keeps answering while we wait.
-async fn emergo(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(binary("emergo"))
-            .args(&args)
-            .env_remove("EMERGO_SERVER")
-            .env_remove("EMERGO_AUTH_TOKEN")
-            .output()
-            .expect("run emergo")
-    })
-    .await
-    .expect("join")
-}
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| (*s).to_owned()).collect()
-}
-
-fn text(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "emergo failed ({:?}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).expect("utf-8")
+/// `emergo` with `args`, no input.
+async fn emergo_out(args: Vec<String>) -> Output {
+    emergo(args, None, None).await
 }
 
 fn is_legal(fen: &str, moves: &[&str], mv: &str) -> bool {
@@ -54,7 +31,7 @@ async fn server() -> TestServer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_json_streams_updates_then_one_final() {
     let server = server().await;
-    let o = emergo(args(&[
+    let o = emergo_out(args(&[
         "analyze",
         "--server",
         &server.url,
@@ -68,7 +45,7 @@ async fn analyze_json_streams_updates_then_one_final() {
         "--json",
     ]))
     .await;
-    let out = text(&o);
+    let out = stdout(&o);
     let updates: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -98,7 +75,7 @@ async fn analyze_json_streams_updates_then_one_final() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_plain_text_when_piped() {
     let server = server().await;
-    let o = emergo(args(&[
+    let o = emergo_out(args(&[
         "analyze",
         "--server",
         &server.url,
@@ -112,7 +89,7 @@ async fn analyze_plain_text_when_piped() {
         "--exhaustive",
     ]))
     .await;
-    let out = text(&o);
+    let out = stdout(&o);
     assert!(!out.contains('\x1b'), "no escape codes in a pipe: {out:?}");
     assert!(out.contains("White to move"), "the board: {out}");
     assert!(out.contains("=== update 1 ==="), "{out}");
@@ -133,7 +110,7 @@ async fn analyze_plain_text_when_piped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_reports_the_servers_error() {
     let server = server().await;
-    let o = emergo(args(&[
+    let o = emergo_out(args(&[
         "analyze",
         "--server",
         &server.url,
@@ -150,7 +127,7 @@ async fn analyze_reports_the_servers_error() {
         "{err}"
     );
     // No budget: refused before connecting, saying what is missing.
-    let o = emergo(args(&["analyze", "--server", &server.url])).await;
+    let o = emergo_out(args(&["analyze", "--server", &server.url])).await;
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -163,8 +140,8 @@ async fn analyze_reports_the_servers_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bestmove_prints_one_legal_move() {
     let server = server().await;
-    let out = text(
-        &emergo(args(&[
+    let out = stdout(
+        &emergo_out(args(&[
             "bestmove",
             "--server",
             &server.url,
@@ -175,8 +152,8 @@ async fn bestmove_prints_one_legal_move() {
     );
     assert_eq!(out.lines().count(), 1, "{out:?}");
     assert!(is_legal(INITIAL, &[], out.trim()), "{out:?}");
-    let out = text(
-        &emergo(args(&[
+    let out = stdout(
+        &emergo_out(args(&[
             "bestmove",
             "--server",
             &server.url,
@@ -193,8 +170,8 @@ async fn bestmove_prints_one_legal_move() {
     assert!(is_legal(INITIAL, &["a1", "i9"], out.trim()), "{out:?}");
     // A single capture chain is the only legal move: answered at once.
     let fen = "9/9/2a@1a@4/9/2bb1a@4/3C@5/9/9/9 w 31 0,0";
-    let out = text(
-        &emergo(args(&[
+    let out = stdout(
+        &emergo_out(args(&[
             "bestmove",
             "--server",
             &server.url,
@@ -211,12 +188,12 @@ async fn bestmove_prints_one_legal_move() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bestmove_local_and_game_over() {
-    let out = text(&emergo(args(&["bestmove", "--local", "--playouts", "2000"])).await);
+    let out = stdout(&emergo_out(args(&["bestmove", "--local", "--playouts", "2000"])).await);
     assert_eq!(out.lines().count(), 1, "{out:?}");
     assert!(is_legal(INITIAL, &[], out.trim()), "{out:?}");
     // Black has no unit and no man in hand: the game is over, no move, status 1.
     let fen = "9/9/9/9/4LL4/9/9/9/9 b 30 0,0";
-    let o = emergo(args(&[
+    let o = emergo_out(args(&[
         "bestmove",
         "--local",
         "--fen",

@@ -1,40 +1,17 @@
 //! `emergo play` driven through a pipe, as a scripted human, against a real server.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use emergo_bot_server::config::ServerConfig;
 use emergo_cli::client::record::parse_pgn;
-use emergo_tests::{TestServer, binary};
+use emergo_tests::TestServer;
+use emergo_tests::cli::emergo;
 
-/// Runs `emergo play` with `args`, feeding it `input`, in `dir`, on a blocking thread so the
-/// in-process server keeps answering.
+/// Runs `emergo play` with `args`, feeding it `input`, in `dir`.
 async fn play(args: Vec<String>, input: &str, dir: &Path) -> Output {
-    let input = input.to_owned();
-    let dir = dir.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(binary("emergo"))
-            .arg("play")
-            .args(&args)
-            .current_dir(dir)
-            .env_remove("EMERGO_SERVER")
-            .env_remove("EMERGO_AUTH_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn emergo play");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().expect("wait")
-    })
-    .await
-    .expect("join")
+    let args = std::iter::once("play".to_owned()).chain(args).collect();
+    emergo(args, Some(input.to_owned()), Some(dir.to_owned())).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

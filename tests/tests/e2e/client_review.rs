@@ -1,49 +1,14 @@
 //! `emergo review` and `emergo loadtest --rpc review` against a real server (in this process,
 //! on a loopback port), run as a user would run them; and `emergo review --local`.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
 use emergo_bot_server::config::ServerConfig;
-use emergo_tests::{TestServer, binary, workspace_root};
+use emergo_tests::cli::{args, emergo, stdout};
+use emergo_tests::{TestServer, workspace_root};
 use serde_json::Value;
 
-/// Runs `emergo` with `args` (and `stdin`, if any) on a blocking thread, so the server living on
-/// this test's runtime keeps answering while we wait.
-async fn emergo(args: Vec<String>, stdin: Option<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(binary("emergo"))
-            .args(&args)
-            .env_remove("EMERGO_SERVER")
-            .env_remove("EMERGO_AUTH_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run emergo");
-        let mut input = child.stdin.take().expect("stdin");
-        if let Some(text) = stdin {
-            input.write_all(text.as_bytes()).expect("write stdin");
-        }
-        drop(input);
-        child.wait_with_output().expect("wait for emergo")
-    })
-    .await
-    .expect("join")
-}
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| (*s).to_owned()).collect()
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "emergo failed ({:?}): {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).expect("utf-8")
+/// `emergo` with `args` and `stdin`, in the current directory.
+async fn emergo_in(args: Vec<String>, stdin: Option<String>) -> std::process::Output {
+    emergo(args, stdin, None).await
 }
 
 async fn server() -> TestServer {
@@ -96,7 +61,7 @@ async fn review_prints_a_report_with_a_summary() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = record_file(&dir, "short.pgn", &short_record(16));
     let out = stdout(
-        &emergo(
+        &emergo_in(
             args(&[
                 "review",
                 &path,
@@ -153,7 +118,7 @@ async fn review_prints_a_report_with_a_summary() {
 async fn review_json_is_jsonl_ending_with_the_summary() {
     let server = server().await;
     let out = stdout(
-        &emergo(
+        &emergo_in(
             args(&[
                 "review",
                 "-",
@@ -203,7 +168,7 @@ async fn review_of_a_bad_record_names_the_turn() {
     // Turn 6 enters on i9, where White entered on turn 5.
     let bad = short_record(10).replace("3. i9 g7", "3. i9 i9");
     let path = record_file(&dir, "bad.pgn", &bad);
-    let o = emergo(
+    let o = emergo_in(
         args(&["review", &path, "--server", &server.url, "--playouts", "50"]),
         None,
     )
@@ -217,7 +182,7 @@ async fn review_of_a_bad_record_names_the_turn() {
     // A file of two games needs --game, then reviews the one chosen.
     let two = format!("{}\n{}", short_record(4), short_record(6));
     let path = record_file(&dir, "two.pgn", &two);
-    let o = emergo(
+    let o = emergo_in(
         args(&["review", &path, "--server", &server.url, "--playouts", "50"]),
         None,
     )
@@ -229,7 +194,7 @@ async fn review_of_a_bad_record_names_the_turn() {
         "{err}"
     );
     let out = stdout(
-        &emergo(
+        &emergo_in(
             args(&[
                 "review",
                 &path,
@@ -255,7 +220,7 @@ async fn review_local_needs_no_server() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = record_file(&dir, "short.pgn", &short_record(8));
     let out = stdout(
-        &emergo(
+        &emergo_in(
             args(&[
                 "review",
                 &path,
@@ -278,7 +243,7 @@ async fn review_local_needs_no_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn loadtest_reviews_games_with_interactive_requests_alongside() {
     let server = server().await;
-    let o = emergo(
+    let o = emergo_in(
         args(&[
             "loadtest",
             "--server",
@@ -326,7 +291,7 @@ async fn loadtest_reviews_games_with_interactive_requests_alongside() {
         "{report}"
     );
     // The text report names the rate in games.
-    let o = emergo(
+    let o = emergo_in(
         args(&[
             "loadtest",
             "--server",
