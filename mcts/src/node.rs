@@ -74,6 +74,13 @@ impl Stats {
     pub(crate) fn mean(&self) -> Option<f32> {
         (self.visits > 0).then(|| (self.value_sum as f64 / VALUE_SCALE / self.visits as f64) as f32)
     }
+
+    /// Mean value for the mover over `n > 0` effective visits (selection's: threads in flight
+    /// count as visits that scored nothing, the virtual loss).
+    #[inline]
+    pub(crate) fn mean_over(&self, n: u64) -> f32 {
+        (self.value_sum as f64 / VALUE_SCALE) as f32 / n as f32
+    }
 }
 
 /// One tree node: 32 bytes (see `Search::bytes_per_node`). It holds no move: a node is reached

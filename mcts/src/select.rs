@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use crate::node::{Child, EdgeCodes, Node, Stats, VALUE_SCALE, prior_of, value_of};
+use crate::node::{Child, EdgeCodes, Node, Stats, prior_of, value_of};
 use crate::params::{SearchParams, Selection};
 use crate::solver::{Bounds, Proven};
 use crate::tree::Tree;
@@ -106,8 +106,8 @@ impl Uct {
                     let stats = child.stats();
                     let n = self.effective_visits(&stats);
                     if n > 0 && child.bounds_code() == 0 {
-                        let mean = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
-                        let score = Bounds::UNKNOWN.clamp(mean) + explore / (n as f32).sqrt();
+                        let score =
+                            Bounds::UNKNOWN.clamp(stats.mean_over(n)) + explore / (n as f32).sqrt();
                         if score > best_score {
                             best_score = score;
                             best = Some((index, stats.in_flight > 0));
@@ -156,13 +156,10 @@ impl Uct {
                     // An unvisited child with a static value starts from it.
                     value_of(minimax).unwrap_or(self.fpu)
                 } else {
-                    let mean = (stats.value_sum as f64 / VALUE_SCALE) as f32 / n as f32;
-                    match self.minimax_weight > 0.0 {
-                        true => match value_of(minimax) {
-                            Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
-                            None => mean,
-                        },
-                        false => mean,
+                    let mean = stats.mean_over(n);
+                    match value_of(minimax).filter(|_| self.minimax_weight > 0.0) {
+                        Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
+                        None => mean,
                     }
                 };
                 let q = bounds.clamp(q);

@@ -74,24 +74,17 @@ impl fmt::Display for Diagram<'_> {
         let pos = self.pos;
         const W: usize = 6;
         // White's view: rank 9 at the top, files a to i; Black's: the board turned round.
-        let files: Vec<u8> = if self.from_black {
-            (0..9u8).rev().collect()
-        } else {
-            (0..9u8).collect()
-        };
-        let ranks: Vec<u8> = if self.from_black {
-            (0..9u8).collect()
-        } else {
-            (0..9u8).rev().collect()
-        };
+        let flip = self.from_black;
+        let files = (0..9u8).map(move |i| if flip { 8 - i } else { i });
+        let ranks = (0..9u8).map(move |i| if flip { i } else { 8 - i });
         write!(f, "   ")?;
-        for &file in &files {
+        for file in files.clone() {
             write!(f, "{:^W$}", (b'a' + file) as char)?;
         }
         writeln!(f)?;
-        for &rank in &ranks {
+        for rank in ranks {
             write!(f, "{:>2} ", rank + 1)?;
-            for &file in &files {
+            for file in files.clone() {
                 let cell = match Square::from_coords(file, rank) {
                     None => String::new(),
                     Some(sq) => pos.unit_at(sq).map_or_else(|| ".".to_owned(), unit_label),
@@ -101,7 +94,7 @@ impl fmt::Display for Diagram<'_> {
             writeln!(f, "{:<2}", rank + 1)?;
         }
         write!(f, "   ")?;
-        for &file in &files {
+        for file in files.clone() {
             write!(f, "{:^W$}", (b'a' + file) as char)?;
         }
         writeln!(f)?;

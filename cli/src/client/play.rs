@@ -129,11 +129,19 @@ fn name(p: Player) -> &'static str {
     }
 }
 
-/// The game to start from: `--resume`'s record, or `--fen` with `--moves`.
+/// The game to start from: `--resume`'s record, or `--fen` with `--moves`; a finished game is
+/// refused (there is nothing to play).
 fn starting_game(args: &PlayArgs) -> Result<Game, ClientError> {
     let Some(path) = &args.resume else {
-        return crate::tools::game_from_args(&args.fen, &args.moves)
-            .map_err(|e| ClientError::Invalid(format!("--fen/--moves: {e}")));
+        let game = crate::tools::game_from_args(&args.fen, &args.moves)
+            .map_err(|e| ClientError::Invalid(format!("--fen/--moves: {e}")))?;
+        if let Some(outcome) = game.outcome() {
+            return Err(ClientError::Invalid(format!(
+                "--fen/--moves: the game is over ({}, {})",
+                outcome.result, outcome.reason
+            )));
+        }
+        return Ok(game);
     };
     let invalid =
         |what: String| ClientError::Invalid(format!("--resume {}: {what}", path.display()));
@@ -162,12 +170,6 @@ fn starting_game(args: &PlayArgs) -> Result<Game, ClientError> {
 /// Runs `emergo play`.
 pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
     let mut game = starting_game(&args)?;
-    if let Some(outcome) = game.outcome() {
-        return Err(ClientError::Invalid(format!(
-            "--fen/--moves: the game is over ({}, {})",
-            outcome.result, outcome.reason
-        )));
-    }
     let human = args.side.player();
     let time = match (args.time, args.playouts) {
         (None, None) => Some(DEFAULT_TIME),
