@@ -38,6 +38,7 @@ use crate::expand::{Expanded, MoveKnowledge, expand};
 use crate::game::{Game, Outcome, Player, PlayoutEnd, Rng};
 use crate::node::{Child, Expansion, Node};
 use crate::select::Uct;
+use crate::sibling_cache::SiblingCache;
 use crate::solver::Bounds;
 use crate::tree::{ROOT, Tree};
 
@@ -92,6 +93,7 @@ pub(crate) struct Worker<G: Game> {
     state: G,
     moves: Vec<G::Move>,
     move_cache: MoveCache<G::Move>,
+    siblings: SiblingCache,
     knowledge: MoveKnowledge,
     path: Vec<Step>,
     rng: Rng,
@@ -114,6 +116,7 @@ impl<G: Game> Worker<G> {
             state: core.root.clone(),
             moves: Vec::new(),
             move_cache: MoveCache::new(core.tree.epoch()),
+            siblings: SiblingCache::new(core.tree.epoch()),
             knowledge: MoveKnowledge::new(core.params.uses_knowledge()),
             path: Vec::new(),
             rng: Rng::seed_from_u64(seed),
@@ -125,9 +128,10 @@ impl<G: Game> Worker<G> {
         }
     }
 
-    /// Forgets the cached moves if the tree was replaced (`epoch`: the current tree's).
+    /// Forgets the cached moves and scores if the tree was replaced (`epoch`: the current tree's).
     pub(crate) fn sync(&mut self, epoch: u64) {
         self.move_cache.sync(epoch);
+        self.siblings.sync(epoch);
     }
 
     /// One select / expand / playout / backup iteration on `tree` (the current one: threads
@@ -170,7 +174,19 @@ impl<G: Game> Worker<G> {
                     let to_move = self.state.to_move();
                     let floor =
                         (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
-                    let pick = self.uct.select(tree, node, first, count, floor);
+                    let pick = if self.path.len() <= SiblingCache::MAX_DEPTH {
+                        self.uct.select_remembered(
+                            tree,
+                            index,
+                            node,
+                            first,
+                            count,
+                            floor,
+                            &mut self.siblings,
+                        )
+                    } else {
+                        self.uct.select(tree, node, first, count, floor)
+                    };
                     self.contention.virtual_loss_collisions += u64::from(pick.busy);
                     // Edges are in legal-move order: the move is listed again, not stored
                     // (unless this thread just listed them to expand the node).

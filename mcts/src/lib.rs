@@ -120,7 +120,8 @@
 //! * `solver`: what is proven, as values ([`Proven`], per-node score bounds).
 //! * `node` (one node and edge, the concurrency contract of each field), `tree` (the arenas),
 //!   `reclaim` (sharing the tree and replacing it by a smaller copy when full).
-//! * `select`: UCT / PUCT while searching, and the best-move order of the results.
+//! * `select`: UCT / PUCT while searching, and the best-move order of the results;
+//!   `sibling_cache`: a thread's memory of the children's scores under the top nodes.
 //! * `control`: the run's control block (stop, playout tickets, workers), [`StopReason`],
 //!   [`Contention`].
 //! * `expand` (a leaf gets its edges and the game's knowledge), then `core` (what the threads
@@ -144,6 +145,7 @@ mod params;
 mod reclaim;
 mod search;
 mod select;
+mod sibling_cache;
 mod snapshot;
 mod solver;
 mod threads;

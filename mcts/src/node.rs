@@ -59,7 +59,7 @@ pub(crate) enum Expansion {
 }
 
 /// A consistent read of a node's counters.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stats {
     /// Completed visits (playouts backed up through this node).
     pub(crate) visits: u64,

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 
 use crate::node::{Child, EdgeCodes, Node, Stats, prior_of, value_of};
 use crate::params::{SearchParams, Selection};
+use crate::sibling_cache::{Scored, SiblingCache};
 use crate::solver::{Bounds, Proven};
 use crate::tree::Tree;
 
@@ -34,6 +35,138 @@ impl Uct {
     /// Visits as selection sees them: completed visits plus `virtual_loss` per thread in flight.
     fn effective_visits(&self, stats: &Stats) -> u64 {
         stats.visits + stats.in_flight * self.virtual_loss
+    }
+
+    /// Plain UCT (no prior, no minimax value) where a child with nothing proven is never
+    /// skipped (`floor`: as for [`Uct::select`]).
+    fn is_plain(&self, floor: Option<u8>) -> bool {
+        self.selection == Selection::Uct
+            && self.prior_weight == 0.0
+            && self.minimax_weight == 0.0
+            && floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor)
+    }
+
+    /// A child [`Uct::select_remembered`] may remember, scored the plain-UCT way: a visited
+    /// child with nothing proven and no thread exploring it, or one without a node and without
+    /// knowledge (it scores `fpu + explore`, exactly as [`Uct::select`] scores it); `None` for
+    /// any other child.
+    #[inline]
+    fn rememberable(&self, tree: &Tree, codes: EdgeCodes) -> Option<Scored> {
+        match codes.child {
+            Child::Absent if codes.prior == 0 && codes.value == 0 => Some(Scored {
+                mean: Bounds::UNKNOWN.clamp(self.fpu),
+                root_n: 1.0,
+            }),
+            child => match self.plain_scored(tree, child) {
+                Some((scored, false)) => Some(scored),
+                _ => None,
+            },
+        }
+    }
+
+    /// A visited child with nothing proven (bounds code 0), scored the plain-UCT way, and
+    /// whether a thread is exploring it; `None` for any other child.
+    #[inline]
+    fn plain_scored(&self, tree: &Tree, child: Child) -> Option<(Scored, bool)> {
+        let Child::Node(child) = child else {
+            return None;
+        };
+        let child = tree.node(child);
+        let stats = child.stats();
+        let n = self.effective_visits(&stats);
+        (n > 0 && child.bounds_code() == 0).then(|| {
+            let scored = Scored {
+                mean: Bounds::UNKNOWN.clamp(stats.mean_over(n)),
+                root_n: (n as f32).sqrt(),
+            };
+            (scored, stats.in_flight > 0)
+        })
+    }
+
+    /// [`Uct::select`] for a node this thread passes often (`parent_index` is `parent`'s
+    /// index), remembering the children's plain-UCT scores in `cache` between passes: the same
+    /// pick bit for bit, without reading every child again when only the last one descended
+    /// into can have changed (see the `sibling_cache` module). Any other case is a plain
+    /// [`Uct::select`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn select_remembered(
+        &self,
+        tree: &Tree,
+        parent_index: u32,
+        parent: &Node,
+        first: u32,
+        count: u32,
+        floor: Option<u8>,
+        cache: &mut SiblingCache,
+    ) -> Pick {
+        if !self.is_plain(floor) {
+            return self.select(tree, parent, first, count, floor);
+        }
+        #[cfg(test)]
+        let before = parent.stats();
+        let pick = self.remembered_pick(tree, parent_index, parent, first, count, floor, cache);
+        // The crate's own tests check every remembered pick against a full scan, wherever no
+        // other thread passed or entered the parent while both were made (else the two may
+        // differ legitimately).
+        #[cfg(test)]
+        {
+            let full = self.select(tree, parent, first, count, floor);
+            if before.in_flight == 1 && parent.stats() == before {
+                assert_eq!(pick, full, "node {parent_index}, counters {before:?}");
+            }
+        }
+        pick
+    }
+
+    /// The body of [`Uct::select_remembered`] under plain UCT.
+    #[allow(clippy::too_many_arguments)]
+    fn remembered_pick(
+        &self,
+        tree: &Tree,
+        parent_index: u32,
+        parent: &Node,
+        first: u32,
+        count: u32,
+        floor: Option<u8>,
+        cache: &mut SiblingCache,
+    ) -> Pick {
+        let stats = parent.stats();
+        // As in `select`.
+        let explore = self.exploration * (self.effective_visits(&stats).max(1) as f32).ln().sqrt();
+        let block = tree.edge_block(first, count);
+        let codes = |offset: usize| match block {
+            Some(edges) => edges[offset].read_codes(),
+            None => tree.edge(first + offset as u32).read_codes(),
+        };
+        let best = if let Some(remembered) = cache.recall(parent_index, &stats, count as usize) {
+            // The child descended into last time has a node now, so it is read as visited.
+            match self.rememberable(tree, codes(remembered.stale)) {
+                Some(scored) => {
+                    remembered.children[remembered.stale] = scored;
+                    best_scored(remembered.children, explore)
+                }
+                None => {
+                    cache.begin(parent_index);
+                    return self.select(tree, parent, first, count, floor);
+                }
+            }
+        } else {
+            let children = cache.begin(parent_index);
+            for offset in 0..count as usize {
+                match self.rememberable(tree, codes(offset)) {
+                    Some(scored) => children.push(scored),
+                    // Proven, being explored or with knowledge: not the plain case (and not
+                    // remembered).
+                    None => return self.select(tree, parent, first, count, floor),
+                }
+            }
+            best_scored(children, explore)
+        };
+        cache.picked(parent_index, &stats, best);
+        Pick {
+            edge: first + best as u32,
+            busy: false,
+        }
     }
 
     /// The edge of `parent` (edges `first..first + count`, `count > 0`) to descend along.
@@ -86,10 +219,7 @@ impl Uct {
         let mut plain_unvisited_seen = false;
         // Plain UCT (no prior, no minimax value) where a child with nothing proven is never
         // skipped: visited children take the short way below.
-        let plain_uct = self.selection == Selection::Uct
-            && self.prior_weight == 0.0
-            && self.minimax_weight == 0.0
-            && floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor);
+        let plain_uct = self.is_plain(floor);
         // The edges as one slice (one chunk lookup, not one per edge), else one by one.
         let block = tree.edge_block(first, count);
         for index in first..first + count {
@@ -99,21 +229,15 @@ impl Uct {
             };
             let codes = edge.read_codes();
             if plain_uct {
-                if let Child::Node(child) = codes.child {
-                    // The common case, scored as below with nothing to look up: a visited child
-                    // with nothing proven (bounds code 0), under plain UCT.
-                    let child = tree.node(child);
-                    let stats = child.stats();
-                    let n = self.effective_visits(&stats);
-                    if n > 0 && child.bounds_code() == 0 {
-                        let score =
-                            Bounds::UNKNOWN.clamp(stats.mean_over(n)) + explore / (n as f32).sqrt();
-                        if score > best_score {
-                            best_score = score;
-                            best = Some((index, stats.in_flight > 0));
-                        }
-                        continue;
+                // The common case, scored as below with nothing to look up: a visited child
+                // with nothing proven, under plain UCT.
+                if let Some((scored, busy)) = self.plain_scored(tree, codes.child) {
+                    let score = scored.score(explore);
+                    if score > best_score {
+                        best_score = score;
+                        best = Some((index, busy));
                     }
+                    continue;
                 }
             }
             let ChildRead {
@@ -238,6 +362,20 @@ impl ChildRead {
             prior: edge.prior,
         }
     }
+}
+
+/// The offset of the best plain-UCT score (the first of equals, as in [`Uct::select`]).
+fn best_scored(children: &[Scored], explore: f32) -> usize {
+    let mut best = 0;
+    let mut best_score = f32::NEG_INFINITY;
+    for (offset, child) in children.iter().enumerate() {
+        let score = child.score(explore);
+        if score > best_score {
+            best_score = score;
+            best = offset;
+        }
+    }
+    best
 }
 
 /// The edge [`Uct::select`] chose.

@@ -1,0 +1,245 @@
+//! A search thread's memory of the children it scored under the nodes it passes most often (the
+//! top levels of the tree), so that plain UCT need not read and convert every child's counters
+//! again on each descent.
+//!
+//! # Why
+//!
+//! Near the root every iteration scans every child (40 of them in Emergo's opening), and each
+//! child costs a scattered load of its node, two integer-to-float conversions, a division and a
+//! square root: measured, selection in the top three levels took ~1.4 µs of a ~10 µs iteration
+//! (issue 16, item 4). Yet between two passes of one thread through a node, usually nothing
+//! changed there but the one child that thread descended into.
+//!
+//! # When a remembered scan is still true
+//!
+//! A node's counters (completed visits, threads in flight) only ever grow in sum: an arrival adds
+//! a thread in flight, a backup turns it into a visit. Every change to a child's statistics,
+//! solver bounds or minimax value is made by an iteration that passed the parent, so it shows
+//! in the parent's counters. Thus, if this thread was *alone* in the parent when it scanned the
+//! children (in flight there: itself only) and finds on its next arrival that the parent has
+//! exactly one more visit and is again alone, the only iteration through the parent in between
+//! was its own previous one, and only the child it picked then may have changed: that child is
+//! read again, the others are taken from memory. A child not yet visited is remembered too, by
+//! the score `fpu + explore` that selection gives every such child without knowledge, so the
+//! nodes still being widened (all of them below the root's children, with first-play urgency 1)
+//! are served from memory as well. Anything else (another thread passed, the tree was replaced,
+//! a child is proven, being explored or has a prior or static value) means a full scan, which
+//! gives the same pick bit for bit (the crate's tests check each remembered pick against one). So single-threaded searches pick exactly as before (the
+//! speed harness's root digest is unchanged), and shared nodes are simply scanned as always.
+
+use crate::node::Stats;
+
+/// What a scan remembers of one child: the two numbers of its plain UCT score
+/// `mean + explore / root_n`, where only `explore` (from the parent's visits) changes between
+/// passes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Scored {
+    /// The child's mean value for the mover over its effective visits, clamped.
+    pub(crate) mean: f32,
+    /// The square root of the child's effective visits.
+    pub(crate) root_n: f32,
+}
+
+impl Scored {
+    /// The plain UCT score, `explore` being `c * sqrt(ln N)` for the parent's `N`.
+    #[inline]
+    pub(crate) fn score(&self, explore: f32) -> f32 {
+        self.mean + explore / self.root_n
+    }
+}
+
+/// One remembered parent.
+#[derive(Debug, Default)]
+struct Slot {
+    /// The parent's node index (`u32::MAX`: empty).
+    parent: u32,
+    /// The parent's completed visits when it was scanned.
+    visits: u64,
+    /// Offset of the child picked then (the one that may have changed since).
+    picked: usize,
+    /// Every child, in edge order.
+    children: Vec<Scored>,
+}
+
+/// Direct-mapped by parent node index; see the module docs.
+#[derive(Debug)]
+pub(crate) struct SiblingCache {
+    /// The tree epoch the slots belong to (node indices mean other nodes in another tree).
+    epoch: u64,
+    slots: Vec<Slot>,
+}
+
+/// A remembered scan found still true: the children's scores, of which the one at `stale`
+/// must be read again before use.
+pub(crate) struct Remembered<'a> {
+    /// The children's scores, in edge order.
+    pub(crate) children: &'a mut [Scored],
+    /// The child the last pass descended into.
+    pub(crate) stale: usize,
+}
+
+impl SiblingCache {
+    /// Path lengths (the root's is 1) whose nodes are remembered: the levels every iteration
+    /// passes, where a thread comes back to the same node most often.
+    pub(crate) const MAX_DEPTH: usize = 3;
+    /// Slots: the root, its children and grandchildren in a 40-move position fit with few
+    /// collisions; ~320 bytes each once filled, ~650 KB per thread at most.
+    const SLOTS: usize = 2048;
+
+    pub(crate) fn new(epoch: u64) -> Self {
+        SiblingCache {
+            epoch,
+            slots: (0..Self::SLOTS)
+                .map(|_| Slot {
+                    parent: u32::MAX,
+                    ..Slot::default()
+                })
+                .collect(),
+        }
+    }
+
+    /// Forgets everything if the tree was replaced.
+    pub(crate) fn sync(&mut self, epoch: u64) {
+        if epoch != self.epoch {
+            self.epoch = epoch;
+            for slot in &mut self.slots {
+                slot.parent = u32::MAX;
+            }
+        }
+    }
+
+    fn slot(&mut self, parent: u32) -> &mut Slot {
+        &mut self.slots[parent as usize % Self::SLOTS]
+    }
+
+    /// The remembered scan of `parent` (with `count` children) if it is still true, given the
+    /// parent's counters now (`stats`, read after this thread arrived).
+    pub(crate) fn recall(
+        &mut self,
+        parent: u32,
+        stats: &Stats,
+        count: usize,
+    ) -> Option<Remembered<'_>> {
+        let slot = self.slot(parent);
+        let still_true = slot.parent == parent
+            && stats.in_flight == 1
+            && stats.visits == slot.visits.wrapping_add(1)
+            && slot.children.len() == count;
+        still_true.then(|| Remembered {
+            stale: slot.picked,
+            children: &mut slot.children,
+        })
+    }
+
+    /// Starts remembering a full scan of `parent`: the children are pushed on the returned
+    /// vector in edge order, then [`SiblingCache::picked`] completes the entry. The slot is
+    /// marked empty until then.
+    pub(crate) fn begin(&mut self, parent: u32) -> &mut Vec<Scored> {
+        let slot = self.slot(parent);
+        slot.parent = u32::MAX;
+        slot.children.clear();
+        &mut slot.children
+    }
+
+    /// Completes (or refreshes) the entry of `parent`: scanned with `stats` (this thread alone
+    /// in it, else the entry is dropped), child `picked` chosen.
+    pub(crate) fn picked(&mut self, parent: u32, stats: &Stats, picked: usize) {
+        let slot = self.slot(parent);
+        if stats.in_flight == 1 {
+            slot.parent = parent;
+            slot.visits = stats.visits;
+            slot.picked = picked;
+        } else {
+            slot.parent = u32::MAX;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(visits: u64, in_flight: u64) -> Stats {
+        Stats {
+            visits,
+            in_flight,
+            value_sum: 0,
+        }
+    }
+
+    fn scored(mean: f32) -> Scored {
+        Scored { mean, root_n: 1.0 }
+    }
+
+    #[test]
+    fn a_scan_is_recalled_only_after_this_threads_own_pass() {
+        let mut cache = SiblingCache::new(0);
+        assert!(cache.recall(7, &stats(10, 1), 2).is_none());
+        cache.begin(7).extend([scored(0.25), scored(0.75)]);
+        cache.picked(7, &stats(10, 1), 1);
+        // The next pass: one more visit, alone again.
+        let recalled = cache
+            .recall(7, &stats(11, 1), 2)
+            .map(|r| (r.stale, r.children.len()));
+        assert_eq!(recalled, Some((1, 2)));
+        // Another thread passed (two more visits), or is inside now, or the count differs.
+        assert!(cache.recall(7, &stats(12, 1), 2).is_none());
+        assert!(cache.recall(7, &stats(11, 2), 2).is_none());
+        assert!(cache.recall(7, &stats(11, 1), 3).is_none());
+        // A scan made while another thread was inside is not remembered.
+        cache.picked(7, &stats(11, 2), 0);
+        assert!(cache.recall(7, &stats(12, 1), 2).is_none());
+    }
+
+    /// Plain-UCT searches in which remembered scans are used at every top-level node; in the
+    /// crate's tests each remembered pick is also checked against a full scan
+    /// (`Uct::select_remembered`), so a wrong memory fails here. The same seed gives the same
+    /// search, and a second run on the kept tree (whose remembered scans are still true) too.
+    #[test]
+    fn remembered_scans_pick_as_full_scans_do() {
+        use crate::toy::{Nim, TicTacToe};
+        use crate::{Search, SearchParams};
+        for (fpu, threshold) in [(1.0, 1), (0.5, 1), (1.0, 3)] {
+            let params = SearchParams {
+                max_playouts: Some(4_000),
+                smart_pruning: false,
+                first_play_urgency: fpu,
+                expand_threshold: threshold,
+                seed: 5,
+                ..SearchParams::default()
+            };
+            let summary = |s: &crate::Snapshot<_>| {
+                s.moves
+                    .iter()
+                    .map(|m| (m.visits, m.value.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            let mut a = Search::new(Nim::new(40, 3), params.clone());
+            let mut b = Search::new(Nim::new(40, 3), params.clone());
+            let (first, second) = (a.run(), b.run());
+            assert_eq!(summary(&first), summary(&second));
+            assert_eq!(summary(&a.run()), summary(&b.run()));
+            let solved = Search::new(TicTacToe::new(), params).run();
+            assert_eq!(solved.playouts, 4_000);
+        }
+    }
+
+    #[test]
+    fn a_replaced_tree_or_a_colliding_node_forgets() {
+        let mut cache = SiblingCache::new(0);
+        cache.begin(3).push(scored(0.5));
+        cache.picked(3, &stats(1, 1), 0);
+        cache.sync(0);
+        assert!(cache.recall(3, &stats(2, 1), 1).is_some());
+        cache.sync(1);
+        assert!(cache.recall(3, &stats(2, 1), 1).is_none());
+        cache.begin(3).push(scored(0.5));
+        cache.picked(3, &stats(1, 1), 0);
+        // Same slot, other node: the first is gone.
+        let other = 3 + SiblingCache::SLOTS as u32;
+        cache.begin(other).push(scored(0.5));
+        cache.picked(other, &stats(5, 1), 0);
+        assert!(cache.recall(3, &stats(2, 1), 1).is_none());
+        assert!(cache.recall(other, &stats(6, 1), 1).is_some());
+    }
+}
