@@ -102,35 +102,40 @@ impl Uct {
         if !self.is_plain(floor) {
             return self.select(tree, parent, first, count, floor);
         }
-        #[cfg(test)]
-        let before = parent.stats();
-        let pick = self.remembered_pick(tree, parent_index, parent, first, count, floor, cache);
+        let stats = parent.stats();
+        let pick = match self.remembered_offset(tree, parent_index, stats, first, count, cache) {
+            Some(offset) => Pick {
+                edge: first + offset as u32,
+                busy: false,
+            },
+            None => return self.select(tree, parent, first, count, floor),
+        };
         // The crate's own tests check every remembered pick against a full scan, wherever no
         // other thread passed or entered the parent while both were made (else the two may
         // differ legitimately).
         #[cfg(test)]
         {
             let full = self.select(tree, parent, first, count, floor);
-            if before.in_flight == 1 && parent.stats() == before {
-                assert_eq!(pick, full, "node {parent_index}, counters {before:?}");
+            if stats.in_flight == 1 && parent.stats() == stats {
+                assert_eq!(pick, full, "node {parent_index}, counters {stats:?}");
             }
         }
         pick
     }
 
-    /// The body of [`Uct::select_remembered`] under plain UCT.
-    #[allow(clippy::too_many_arguments)]
-    fn remembered_pick(
+    /// The offset of the child to descend to by plain UCT, from the scores remembered in
+    /// `cache` where they are still true (`stats`: the parent's counters now), else by a scan
+    /// that is remembered; `None` where some child is not the plain case (the caller then makes
+    /// a full [`Uct::select`]).
+    fn remembered_offset(
         &self,
         tree: &Tree,
         parent_index: u32,
-        parent: &Node,
+        stats: Stats,
         first: u32,
         count: u32,
-        floor: Option<u8>,
         cache: &mut SiblingCache,
-    ) -> Pick {
-        let stats = parent.stats();
+    ) -> Option<usize> {
         // As in `select`.
         let explore = self.exploration * (self.effective_visits(&stats).max(1) as f32).ln().sqrt();
         let block = tree.edge_block(first, count);
@@ -140,33 +145,23 @@ impl Uct {
         };
         let best = if let Some(remembered) = cache.recall(parent_index, &stats, count as usize) {
             // The child descended into last time has a node now, so it is read as visited.
-            match self.rememberable(tree, codes(remembered.stale)) {
-                Some(scored) => {
-                    remembered.children[remembered.stale] = scored;
-                    best_scored(remembered.children, explore)
-                }
-                None => {
-                    cache.begin(parent_index);
-                    return self.select(tree, parent, first, count, floor);
-                }
-            }
+            let Some(scored) = self.rememberable(tree, codes(remembered.stale)) else {
+                cache.begin(parent_index);
+                return None;
+            };
+            remembered.children[remembered.stale] = scored;
+            best_scored(remembered.children, explore)
         } else {
             let children = cache.begin(parent_index);
             for offset in 0..count as usize {
-                match self.rememberable(tree, codes(offset)) {
-                    Some(scored) => children.push(scored),
-                    // Proven, being explored or with knowledge: not the plain case (and not
-                    // remembered).
-                    None => return self.select(tree, parent, first, count, floor),
-                }
+                // Proven, being explored or with knowledge: not the plain case (and not
+                // remembered).
+                children.push(self.rememberable(tree, codes(offset))?);
             }
             best_scored(children, explore)
         };
         cache.picked(parent_index, &stats, best);
-        Pick {
-            edge: first + best as u32,
-            busy: false,
-        }
+        Some(best)
     }
 
     /// The edge of `parent` (edges `first..first + count`, `count > 0`) to descend along.

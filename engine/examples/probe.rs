@@ -1,0 +1,92 @@
+//! Probe one position of an arena PGN: the MCTS's view of every root move (prior, static value,
+//! visits, value after a timed search) beside alpha-beta scores of the same move at growing
+//! depths. Diagnosis aid for issue 10, not a test.
+//!
+//! `cargo run --release -p emergo-engine --example probe -- games.pgn GAME TURN [ms [MOVES...]]`
+//! (MOVES: played after the game's first TURN - 1 turns, to look below a root move)
+
+use std::time::Duration;
+
+use emergo_engine::alphabeta::{AlphaBeta, quiesce};
+use emergo_engine::eval::Weights;
+use emergo_engine::{EmergoState, MctsConfig};
+use emergo_mcts::{Game as _, Search, SearchParams};
+use emergo_rules::{Game, Move};
+
+#[path = "common/pgn.rs"]
+mod pgn;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let text = std::fs::read_to_string(&args[1]).unwrap();
+    let gi: usize = args[2].parse().unwrap();
+    let turn: usize = args[3].parse().unwrap();
+    let ms: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(200);
+    let (_, _, fen, moves) = &pgn::parse_games(&text)[gi];
+    let mut before: Vec<&str> = moves[..turn - 1].iter().map(String::as_str).collect();
+    before.extend(args.iter().skip(5).map(String::as_str));
+    let game = Game::from_fen_and_moves(fen, &before).unwrap();
+    println!("{}", game.position());
+    println!("played: {}", moves[turn - 1]);
+    let config = MctsConfig::default();
+    let state = EmergoState::from_game(&game).with_knowledge(config.shared_knowledge());
+    let legal: Vec<Move> = game.legal_moves().as_slice().to_vec();
+    let (mut priors, mut values) = (Vec::new(), Vec::new());
+    state.move_knowledge(&legal, &mut priors, &mut values);
+    let total: f32 = priors.iter().sum();
+    let mut params = SearchParams {
+        max_time: Some(Duration::from_millis(ms)),
+        ..SearchParams::default()
+    };
+    config.apply(&mut params);
+    let snap = Search::new(state, params).run();
+    println!(
+        "playouts {} nodes {} depth {:.1}",
+        snap.playouts, snap.nodes, snap.mean_depth
+    );
+    let mut ab = AlphaBeta::new(20, Weights::default());
+    let mut rows: Vec<(Move, f32, f32, u64, f32, Vec<i32>)> = legal
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| {
+            let st = snap.moves.iter().find(|s| s.mv == m);
+            let mut after = game.clone();
+            after.play(m).unwrap();
+            // Depth 0: the quiescence search the MCTS scores with; then alpha-beta (which,
+            // unlike a root search, also searches a position with one legal move).
+            let scores: Vec<i32> = (0..6)
+                .map(|d| {
+                    ab.clear();
+                    if d == 0 {
+                        -quiesce(after.position(), &Weights::default(), &mut 0)
+                    } else {
+                        -ab.score(after.position(), d)
+                    }
+                })
+                .collect();
+            (
+                m,
+                priors[i] / total,
+                values[i],
+                st.map_or(0, |s| s.visits),
+                st.map_or(0.0, |s| s.value),
+                scores,
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| b.5[5].cmp(&a.5[5]));
+    println!(
+        "move      prior  value  visits  mctsQ | after the move: quiescence, alpha-beta depth 1..5"
+    );
+    for (m, p, v, n, q, s) in rows {
+        println!(
+            "{:8} {:6.3} {:6.3} {:7} {:6.3} | {:?}",
+            m.to_string(),
+            p,
+            v,
+            n,
+            q,
+            s
+        );
+    }
+}
