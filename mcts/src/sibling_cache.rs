@@ -86,15 +86,12 @@ impl SiblingCache {
     /// collisions; ~320 bytes each once filled, ~650 KB per thread at most.
     const SLOTS: usize = 2048;
 
+    /// An empty cache; its slots are allocated on first use, so a search that never selects
+    /// the plain-UCT way (PUCT, priors, minimax values) pays nothing for it.
     pub(crate) fn new(epoch: u64) -> Self {
         SiblingCache {
             epoch,
-            slots: (0..Self::SLOTS)
-                .map(|_| Slot {
-                    parent: u32::MAX,
-                    ..Slot::default()
-                })
-                .collect(),
+            slots: Vec::new(),
         }
     }
 
@@ -109,6 +106,14 @@ impl SiblingCache {
     }
 
     fn slot(&mut self, parent: u32) -> &mut Slot {
+        if self.slots.is_empty() {
+            self.slots = (0..Self::SLOTS)
+                .map(|_| Slot {
+                    parent: u32::MAX,
+                    ..Slot::default()
+                })
+                .collect();
+        }
         &mut self.slots[parent as usize % Self::SLOTS]
     }
 
