@@ -24,8 +24,9 @@
 //! nodes still being widened (all of them below the root's children, with first-play urgency 1)
 //! are served from memory as well. Anything else (another thread passed, the tree was replaced,
 //! a child is proven, being explored or has a prior or static value) means a full scan, which
-//! gives the same pick bit for bit (the crate's tests check each remembered pick against one). So single-threaded searches pick exactly as before (the
-//! speed harness's root digest is unchanged), and shared nodes are simply scanned as always.
+//! gives the same pick bit for bit (the crate's tests check each remembered pick against one).
+//! So single-threaded searches pick exactly as before (the speed harness's root digest is
+//! unchanged), and shared nodes are simply scanned as always.
 
 use crate::node::Stats;
 
