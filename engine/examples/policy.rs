@@ -2,7 +2,9 @@
 //! softmax of quiescence scores it uses now (issue 10)? A quick filter before any match: on
 //! positions from alpha-beta self-play, label each with the move a deeper alpha-beta search
 //! plays, fit a linear softmax policy over per-move features, and compare on held-out positions
-//! how much prior mass each policy puts on the labelled move and how often it ranks it first.
+//! how much prior mass each policy puts on the labelled move, how often it ranks it first (ties
+//! with it included, which flatters the quiescence prior: many moves score the same) and the
+//! log-likelihood of the labels.
 //!
 //! `cargo run --release -p emergo-engine --example policy -- [games] [label depth] [seed]`
 
@@ -15,8 +17,9 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 /// Per-move features, from the mover's point of view where that means anything.
 const F: usize = 4 + FEATURES;
 
-/// The features of move `m` from `pos`, and its quiescence score for the mover (centimen).
-fn move_features(pos: &Position, m: Move, w: &Weights) -> ([f32; F], i32) {
+/// The features of move `m` from `pos`; the first is its quiescence score for the mover, in
+/// men (the current prior's basis).
+fn move_features(pos: &Position, m: Move, w: &Weights) -> [f32; F] {
     let mut next = *pos;
     next.play_unchecked(m);
     let q = -quiesce(&next, w, &mut 0);
@@ -29,14 +32,12 @@ fn move_features(pos: &Position, m: Move, w: &Weights) -> ([f32; F], i32) {
     for (i, v) in features(&next).iter().enumerate() {
         f[4 + i] = *v as f32;
     }
-    (f, q)
+    f
 }
 
 struct Sample {
     /// Features of every legal move.
     moves: Vec<[f32; F]>,
-    /// Quiescence scores (the current prior's basis).
-    q: Vec<i32>,
     /// Index of alpha-beta's move.
     label: usize,
 }
@@ -45,7 +46,9 @@ fn generate(games: usize, depth: u32, seed: u64) -> Vec<Sample> {
     let w = Weights::default();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut player = AlphaBeta::new(18, w);
-    let mut labeller = AlphaBeta::new(20, w);
+    // Cleared before each label (independent searches): 2^17 entries hold a depth-6 search
+    // and are cheap to clear.
+    let mut labeller = AlphaBeta::new(17, w);
     let mut out = Vec::new();
     for _ in 0..games {
         let mut game = Game::new(Position::initial());
@@ -71,10 +74,9 @@ fn generate(games: usize, depth: u32, seed: u64) -> Vec<Sample> {
                     ..AbLimits::default()
                 };
                 if let Some(best) = labeller.search_game(&game, limits).best {
-                    let (moves, q): (Vec<_>, Vec<_>) =
-                        legal.iter().map(|&m| move_features(&pos, m, &w)).unzip();
+                    let moves = legal.iter().map(|&m| move_features(&pos, m, &w)).collect();
                     let label = legal.iter().position(|&m| m == best).unwrap_or(0);
-                    out.push(Sample { moves, q, label });
+                    out.push(Sample { moves, label });
                 }
             }
             if game.play(mv).is_err() {
@@ -124,7 +126,8 @@ fn main() {
 
     for t in [100.0, 200.0, 400.0] {
         let (mass, top, ll) = judge(test.iter().map(|s| {
-            let mut p: Vec<f32> = s.q.iter().map(|&q| q as f32 / t).collect();
+            // The quiescence score in centimen over the temperature.
+            let mut p: Vec<f32> = s.moves.iter().map(|f| f[0] * 100.0 / t).collect();
             softmax(&mut p);
             (s.label, p)
         }));

@@ -27,7 +27,7 @@ fn main() {
     before.extend(args.iter().skip(5).map(String::as_str));
     let game = Game::from_fen_and_moves(fen, &before).unwrap();
     println!("{}", game.position());
-    println!("played: {}", moves[turn - 1]);
+    println!("the game played at turn {turn}: {}", moves[turn - 1]);
     let config = MctsConfig::default();
     let state = EmergoState::from_game(&game).with_knowledge(config.shared_knowledge());
     let legal: Vec<Move> = game.legal_moves().as_slice().to_vec();
@@ -44,7 +44,9 @@ fn main() {
         "playouts {} nodes {} depth {:.1}",
         snap.playouts, snap.nodes, snap.mean_depth
     );
-    let mut ab = AlphaBeta::new(20, Weights::default());
+    // Every score comes from a fresh table (cleared before each search): 2^16 entries are
+    // plenty for searches of depth 5 and cheap to clear.
+    let mut ab = AlphaBeta::new(16, Weights::default());
     let mut rows: Vec<(Move, f32, f32, u64, f32, Vec<i32>)> = legal
         .iter()
         .enumerate()

@@ -50,7 +50,7 @@ impl Scored {
 }
 
 /// One remembered parent.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Slot {
     /// The parent's node index (`u32::MAX`: empty).
     parent: u32,
@@ -111,7 +111,9 @@ impl SiblingCache {
             self.slots = (0..Self::SLOTS)
                 .map(|_| Slot {
                     parent: u32::MAX,
-                    ..Slot::default()
+                    visits: 0,
+                    picked: 0,
+                    children: Vec::new(),
                 })
                 .collect();
         }
