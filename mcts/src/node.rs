@@ -201,6 +201,12 @@ impl Node {
     }
 
     /// The current counters.
+    /// One relaxed load of the counters, for [`crate::tree::Tree::warm_children`].
+    #[inline]
+    pub(crate) fn touch(&self) -> u64 {
+        self.counts.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn stats(&self) -> Stats {
         let counts = self.counts.load(Ordering::Relaxed);
         Stats {

@@ -74,13 +74,7 @@ impl Uct {
         let child = tree.node(child);
         let stats = child.stats();
         let n = self.effective_visits(&stats);
-        (n > 0 && child.bounds_code() == 0).then(|| {
-            let scored = Scored {
-                mean: Bounds::UNKNOWN.clamp(stats.mean_over(n)),
-                root_n: (n as f32).sqrt(),
-            };
-            (scored, stats.in_flight > 0)
-        })
+        (n > 0 && child.bounds_code() == 0).then(|| (plain(&stats, n), stats.in_flight > 0))
     }
 
     /// [`Uct::select`] for a node this thread passes often (`parent_index` is `parent`'s
@@ -186,11 +180,13 @@ impl Uct {
     /// the solver then proves the parent. Ties go to the lower index, which keeps
     /// single-threaded searches deterministic.
     ///
-    /// Cost: one atomic load per edge, and for visited children the node's counters; the square
-    /// root and logarithm are taken once per call, and only UCT takes a square root per child.
-    /// Priors and static values stay encoded unless the formula uses them (decoding one is a
-    /// division), and of the unvisited children without knowledge, which all score the same,
-    /// only the first is scored.
+    /// Cost: one atomic load per edge, and for visited children the node's counters (with
+    /// knowledge, loaded for all children before any is scored, so that the scattered loads
+    /// overlap); the square root and logarithm are taken once per call, and only UCT takes a
+    /// square root per child. Children with nothing proven (nearly all) skip the solver's
+    /// checks. Priors and static values stay encoded unless the formula uses them (decoding one
+    /// is a division), and of the unvisited children without knowledge, which all score the
+    /// same, only the first is scored.
     pub(crate) fn select(
         &self,
         tree: &Tree,
@@ -204,110 +200,95 @@ impl Uct {
             Selection::Uct => self.exploration * parent_n.ln().sqrt(),
             Selection::Puct => self.exploration * parent_n.sqrt(),
         };
-        let uniform = 1.0 / count as f32;
-        let mut best = None;
-        let mut best_score = f32::NEG_INFINITY;
-        let mut fallback = first;
-        let mut fallback_pess = 0;
-        // Whether an unvisited child without knowledge (no static value, no prior) was met:
-        // they all score the same and ties go to the lower index, so only the first counts.
-        let mut plain_unvisited_seen = false;
-        // Plain UCT (no prior, no minimax value) where a child with nothing proven is never
-        // skipped: visited children take the short way below.
-        let plain_uct = self.is_plain(floor);
-        // The edges as one slice (one chunk lookup, not one per edge), else one by one.
-        let block = tree.edge_block(first, count);
-        for index in first..first + count {
-            let edge = match block {
-                Some(edges) => &edges[(index - first) as usize],
-                None => tree.edge(index),
-            };
-            let codes = edge.read_codes();
-            if plain_uct {
-                // The common case, scored as below with nothing to look up: a visited child
-                // with nothing proven, under plain UCT.
-                if let Some((scored, busy)) = self.plain_scored(tree, codes.child) {
-                    let score = scored.score(explore);
-                    if score > best_score {
-                        best_score = score;
-                        best = Some((index, busy));
+        let mut scan = Scan {
+            uct: self,
+            explore,
+            uniform: 1.0 / count as f32,
+            floor,
+            plain_uct: self.is_plain(floor),
+            unknown_selectable: floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor),
+            best: None,
+            best_score: f32::NEG_INFINITY,
+            fallback: first,
+            fallback_pess: 0,
+            plain_unvisited_seen: false,
+        };
+        match tree.edge_block(first, count) {
+            // The edges as one slice (one chunk lookup, not one per edge).
+            Some(edges) => {
+                if !scan.plain_uct {
+                    // The children's nodes lie scattered in the arena, and scoring with
+                    // knowledge takes long enough per child that loads made child by child
+                    // mostly wait one after the other: they are issued first, back to back
+                    // (measured: the node loads had been about half of a default-engine
+                    // search's selection time; plain UCT, with less work per child and its
+                    // remembered scans, gains nothing from it).
+                    tree.warm_children(edges);
+                }
+                for (offset, edge) in edges.iter().enumerate() {
+                    let read = ChildRead::read(tree, edge.read_codes());
+                    if let Some(win) = scan.consider(first + offset as u32, read) {
+                        return win;
                     }
-                    continue;
                 }
             }
-            let ChildRead {
-                stats,
-                bounds,
-                minimax,
-                prior,
-            } = ChildRead::read(tree, codes);
-            if stats.visits == 0
-                && stats.in_flight == 0
-                && minimax == 0
-                && prior == 0
-                && bounds == Bounds::UNKNOWN
-            {
-                // Unvisited, nothing known: every such child scores the same.
-                if plain_unvisited_seen {
-                    continue;
-                }
-                plain_unvisited_seen = true;
-            }
-            if bounds.is_win() {
-                return Pick {
-                    edge: index,
-                    busy: stats.in_flight > 0,
-                };
-            }
-            if bounds.pess() > fallback_pess {
-                fallback = index;
-                fallback_pess = bounds.pess();
-            }
-            if bounds.is_loss() || floor.is_some_and(|floor| bounds.opt() <= floor) {
-                continue;
-            }
-            let score = if bounds.is_exact() {
-                0.5
-            } else {
-                let n = self.effective_visits(&stats);
-                // Priors and minimax values are decoded only where the formula uses them.
-                let q = if n == 0 {
-                    // An unvisited child with a static value starts from it.
-                    value_of(minimax).unwrap_or(self.fpu)
-                } else {
-                    let mean = stats.mean_over(n);
-                    match value_of(minimax).filter(|_| self.minimax_weight > 0.0) {
-                        Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
-                        None => mean,
-                    }
-                };
-                let q = bounds.clamp(q);
-                match self.selection {
-                    Selection::Uct => {
-                        let bias = if self.prior_weight > 0.0 {
-                            self.prior_weight * prior_of(prior) / (n as f32 + 1.0)
-                        } else {
-                            0.0
-                        };
-                        q + explore / (n.max(1) as f32).sqrt() + bias
-                    }
-                    Selection::Puct => {
-                        let p = if prior > 0 { prior_of(prior) } else { uniform };
-                        q + explore * p / (n as f32 + 1.0)
+            None => {
+                for index in first..first + count {
+                    let read = ChildRead::read(tree, tree.edge(index).read_codes());
+                    if let Some(win) = scan.consider(index, read) {
+                        return win;
                     }
                 }
-            };
-            if score > best_score {
-                best_score = score;
-                best = Some((index, stats.in_flight > 0));
             }
         }
-        match best {
+        match scan.best {
             Some((edge, busy)) => Pick { edge, busy },
             None => Pick {
-                edge: fallback,
+                edge: scan.fallback,
                 busy: false,
             },
+        }
+    }
+
+    /// The selection score of a child not proven exact (`explore` and `uniform` as in
+    /// [`Uct::select`]): its counters, its minimax or static value code, its prior code and its
+    /// solver bounds, which clamp `Q`.
+    #[inline]
+    fn score(
+        &self,
+        stats: &Stats,
+        minimax: u16,
+        prior: u16,
+        bounds: Bounds,
+        explore: f32,
+        uniform: f32,
+    ) -> f32 {
+        let n = self.effective_visits(stats);
+        // Priors and minimax values are decoded only where the formula uses them.
+        let q = if n == 0 {
+            // An unvisited child with a static value starts from it.
+            value_of(minimax).unwrap_or(self.fpu)
+        } else {
+            let mean = stats.mean_over(n);
+            match value_of(minimax).filter(|_| self.minimax_weight > 0.0) {
+                Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
+                None => mean,
+            }
+        };
+        let q = bounds.clamp(q);
+        match self.selection {
+            Selection::Uct => {
+                let bias = if self.prior_weight > 0.0 {
+                    self.prior_weight * prior_of(prior) / (n as f32 + 1.0)
+                } else {
+                    0.0
+                };
+                q + explore / (n.max(1) as f32).sqrt() + bias
+            }
+            Selection::Puct => {
+                let p = if prior > 0 { prior_of(prior) } else { uniform };
+                q + explore * p / (n as f32 + 1.0)
+            }
         }
     }
 }
@@ -330,8 +311,11 @@ const IN_FLIGHT: Stats = Stats {
 /// division, which most children's scores do not need).
 #[derive(Clone, Copy, Debug)]
 struct ChildRead {
+    /// What the edge leads to.
+    child: Child,
     stats: Stats,
-    bounds: Bounds,
+    /// The node's solver bounds, encoded (0: nothing known; always 0 without a node).
+    bounds_code: u32,
     /// The node's minimax value, or the edge's static value without a node ([`value_of`]).
     minimax: u16,
     /// The prior ([`prior_of`]; 0: none).
@@ -341,21 +325,139 @@ struct ChildRead {
 impl ChildRead {
     #[inline]
     fn read(tree: &Tree, edge: EdgeCodes) -> Self {
-        let (stats, bounds, minimax) = match edge.child {
+        let (stats, bounds_code, minimax) = match edge.child {
             Child::Node(node) => {
                 let child = tree.node(node);
-                (child.stats(), child.bounds(), child.minimax_code())
+                (child.stats(), child.bounds_code(), child.minimax_code())
             }
             // Another thread is about to arrive there: count it in flight.
-            Child::Creating => (IN_FLIGHT, Bounds::UNKNOWN, edge.value),
-            Child::Absent => (UNVISITED, Bounds::UNKNOWN, edge.value),
+            Child::Creating => (IN_FLIGHT, 0, edge.value),
+            Child::Absent => (UNVISITED, 0, edge.value),
         };
         ChildRead {
+            child: edge.child,
             stats,
-            bounds,
+            bounds_code,
             minimax,
             prior: edge.prior,
         }
+    }
+}
+
+/// One [`Uct::select`] under way: its constants and the best child so far.
+struct Scan<'a> {
+    uct: &'a Uct,
+    explore: f32,
+    uniform: f32,
+    floor: Option<u8>,
+    /// Plain UCT (no prior, no minimax value) where a child with nothing proven is never
+    /// skipped: visited children take the short way.
+    plain_uct: bool,
+    /// Whether a child with nothing proven is selectable here (it is unless the parent is
+    /// already guaranteed a win): such children, nearly all of them, skip the solver's checks.
+    unknown_selectable: bool,
+    /// The best edge so far and whether a thread is exploring it.
+    best: Option<(u32, bool)>,
+    best_score: f32,
+    /// The edge with the best guaranteed score, for when every child is skipped.
+    fallback: u32,
+    fallback_pess: u8,
+    /// Whether an unvisited child without knowledge (no static value, no prior) was met: they
+    /// all score the same and ties go to the lower index, so only the first counts.
+    plain_unvisited_seen: bool,
+}
+
+impl Scan<'_> {
+    /// Scores the child along edge `index`; `Some` if it is proven won for the mover, which
+    /// ends the scan.
+    // Always inlined: called from two loops, and as a call it kept the scan's state in memory.
+    #[inline(always)]
+    fn consider(&mut self, index: u32, read: ChildRead) -> Option<Pick> {
+        let uct = self.uct;
+        if read.bounds_code == 0 {
+            if self.plain_uct {
+                // The common case under plain UCT, scored as below with less to compute: a
+                // visited child with nothing proven.
+                let n = uct.effective_visits(&read.stats);
+                if n > 0 && matches!(read.child, Child::Node(_)) {
+                    let score = plain(&read.stats, n).score(self.explore);
+                    self.offer(index, score, read.stats.in_flight > 0);
+                    return None;
+                }
+            } else if self.unknown_selectable {
+                // The common case with knowledge: nothing proven, so the solver's checks below
+                // all pass; the same score.
+                let score = uct.score(
+                    &read.stats,
+                    read.minimax,
+                    read.prior,
+                    Bounds::UNKNOWN,
+                    self.explore,
+                    self.uniform,
+                );
+                self.offer(index, score, read.stats.in_flight > 0);
+                return None;
+            }
+        }
+        let stats = read.stats;
+        let bounds = Bounds::decode(read.bounds_code);
+        if stats.visits == 0
+            && stats.in_flight == 0
+            && read.minimax == 0
+            && read.prior == 0
+            && bounds == Bounds::UNKNOWN
+        {
+            // Unvisited, nothing known: every such child scores the same.
+            if self.plain_unvisited_seen {
+                return None;
+            }
+            self.plain_unvisited_seen = true;
+        }
+        if bounds.is_win() {
+            return Some(Pick {
+                edge: index,
+                busy: stats.in_flight > 0,
+            });
+        }
+        if bounds.pess() > self.fallback_pess {
+            self.fallback = index;
+            self.fallback_pess = bounds.pess();
+        }
+        if bounds.is_loss() || self.floor.is_some_and(|floor| bounds.opt() <= floor) {
+            return None;
+        }
+        let score = if bounds.is_exact() {
+            0.5
+        } else {
+            uct.score(
+                &stats,
+                read.minimax,
+                read.prior,
+                bounds,
+                self.explore,
+                self.uniform,
+            )
+        };
+        self.offer(index, score, stats.in_flight > 0);
+        None
+    }
+
+    /// Keeps the child along edge `index` if it scores best so far (the first of equals).
+    #[inline(always)]
+    fn offer(&mut self, index: u32, score: f32, busy: bool) {
+        if score > self.best_score {
+            self.best_score = score;
+            self.best = Some((index, busy));
+        }
+    }
+}
+
+/// The plain-UCT score of a visited child with nothing proven (`n > 0` effective visits).
+#[inline]
+fn plain(stats: &Stats, n: u64) -> Scored {
+    Scored {
+        mean: Bounds::UNKNOWN.clamp(stats.mean_over(n)),
+        root_n: (n as f32).sqrt(),
     }
 }
 

@@ -79,6 +79,13 @@ impl TreeLimits {
     }
 }
 
+/// log2 of the `T`s per chunk (at least one per chunk; a zero-sized `T` counts as one byte).
+const fn chunk_bits<T>() -> u32 {
+    let size = std::mem::size_of::<T>();
+    let per_chunk = CHUNK_BYTES / if size == 0 { 1 } else { size };
+    if per_chunk == 0 { 0 } else { per_chunk.ilog2() }
+}
+
 /// One arena (see the module docs).
 struct Arena<T> {
     /// One slot per chunk the limits allow; each filled the first time a reservation reaches it.
@@ -86,8 +93,6 @@ struct Arena<T> {
     /// publishing the block (through a node's `expansion` or an edge), so readers always find
     /// them.
     chunks: Box<[OnceLock<Box<[T]>>]>,
-    /// log2 of the elements per chunk.
-    chunk_bits: u32,
     /// Elements handed out. Only grows, never above `cap`.
     len: AtomicU32,
     /// Most elements handed out (may be lowered and raised again up to `alloc_cap`).
@@ -97,13 +102,14 @@ struct Arena<T> {
 }
 
 impl<T: Default> Arena<T> {
+    /// log2 of the elements per chunk: a constant, so that every element lookup (selection
+    /// makes one per child it scores) shifts and masks by immediates.
+    const CHUNK_BITS: u32 = chunk_bits::<T>();
+
     fn new(cap: u32, slots: usize) -> Self {
-        let per_chunk = (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1);
-        let chunk_bits = per_chunk.ilog2();
-        let cap = cap.min(u32::try_from(slots << chunk_bits).unwrap_or(u32::MAX));
+        let cap = cap.min(u32::try_from(slots << Self::CHUNK_BITS).unwrap_or(u32::MAX));
         Arena {
             chunks: (0..slots).map(|_| OnceLock::new()).collect(),
-            chunk_bits,
             len: AtomicU32::new(0),
             cap,
             alloc_cap: cap,
@@ -113,19 +119,19 @@ impl<T: Default> Arena<T> {
     /// The `count` elements from `first`, if they lie in one chunk (they nearly always do).
     #[inline]
     fn block(&self, first: u32, count: u32) -> Option<&[T]> {
-        let mask = (1u32 << self.chunk_bits) - 1;
+        let mask = (1u32 << Self::CHUNK_BITS) - 1;
         let offset = (first & mask) as usize;
         let chunk = self
             .chunks
-            .get((first >> self.chunk_bits) as usize)?
+            .get((first >> Self::CHUNK_BITS) as usize)?
             .get()?;
         chunk.get(offset..offset + count as usize)
     }
 
     #[inline]
     fn get(&self, index: u32) -> &T {
-        let mask = (1u32 << self.chunk_bits) - 1;
-        match self.chunks[(index >> self.chunk_bits) as usize].get() {
+        let mask = (1u32 << Self::CHUNK_BITS) - 1;
+        match self.chunks[(index >> Self::CHUNK_BITS) as usize].get() {
             Some(chunk) => &chunk[(index & mask) as usize],
             None => unreachable!("element {index} read before it was reserved"),
         }
@@ -141,9 +147,10 @@ impl<T: Default> Arena<T> {
             })
             .ok()?;
         let last = first + count - 1;
-        for chunk in (first >> self.chunk_bits)..=(last >> self.chunk_bits) {
+        for chunk in (first >> Self::CHUNK_BITS)..=(last >> Self::CHUNK_BITS) {
             self.chunks[chunk as usize].get_or_init(|| {
-                let size = (self.alloc_cap - (chunk << self.chunk_bits)).min(1 << self.chunk_bits);
+                let size =
+                    (self.alloc_cap - (chunk << Self::CHUNK_BITS)).min(1 << Self::CHUNK_BITS);
                 allocated.fetch_add(size as usize * std::mem::size_of::<T>(), Ordering::Relaxed);
                 (0..size).map(|_| T::default()).collect()
             });
@@ -242,6 +249,21 @@ impl Tree {
     #[inline]
     pub(crate) fn edge_block(&self, first: u32, count: u32) -> Option<&[Edge]> {
         self.edges.block(first, count)
+    }
+
+    /// Loads the counters of every child node behind `edges`, in a loop that does nothing
+    /// else, so that the processor has many of those scattered loads in flight at once;
+    /// selection, which then scores the children one by one with far more work per child,
+    /// finds them in the first-level cache.
+    #[inline]
+    pub(crate) fn warm_children(&self, edges: &[Edge]) {
+        let mut sum = 0u64;
+        for edge in edges {
+            if let Child::Node(index) = edge.read_codes().child {
+                sum = sum.wrapping_add(self.node(index).touch());
+            }
+        }
+        std::hint::black_box(sum);
     }
 
     /// The root node.
