@@ -46,42 +46,69 @@ impl Uct {
             && floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor)
     }
 
-    /// A child [`Uct::select_remembered`] may remember, scored the plain-UCT way: a visited
-    /// child with nothing proven and no thread exploring it, or one without a node and without
-    /// knowledge (it scores `fpu + explore`, exactly as [`Uct::select`] scores it); `None` for
-    /// any other child.
-    #[inline]
-    fn rememberable(&self, tree: &Tree, codes: EdgeCodes) -> Option<Scored> {
-        match codes.child {
-            Child::Absent if codes.prior == 0 && codes.value == 0 => Some(Scored {
-                mean: Bounds::UNKNOWN.clamp(self.fpu),
-                root_n: 1.0,
-            }),
-            child => match self.plain_scored(tree, child) {
-                Some((scored, false)) => Some(scored),
-                _ => None,
-            },
+    /// Whether [`Uct::select_remembered`] may remember scans (`floor`: as for
+    /// [`Uct::select`]): under plain UCT ([`Uct::is_plain`]) and under PUCT wherever a child
+    /// with nothing proven is selectable, the two formulas whose scores split into numbers
+    /// that stay true between passes and the parent's exploration term ([`Scored`]).
+    fn remembers(&self, floor: Option<u8>) -> bool {
+        match self.selection {
+            Selection::Uct => self.is_plain(floor),
+            Selection::Puct => floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor),
         }
     }
 
-    /// A visited child with nothing proven (bounds code 0), scored the plain-UCT way, and
-    /// whether a thread is exploring it; `None` for any other child.
+    /// The exploration term of a parent with counters `stats`: `c * sqrt(ln N)` for UCT,
+    /// `c * sqrt(N)` for PUCT.
     #[inline]
-    fn plain_scored(&self, tree: &Tree, child: Child) -> Option<(Scored, bool)> {
-        let Child::Node(child) = child else {
-            return None;
+    fn explore(&self, stats: &Stats) -> f32 {
+        let parent_n = self.effective_visits(stats).max(1) as f32;
+        match self.selection {
+            Selection::Uct => self.exploration * parent_n.ln().sqrt(),
+            Selection::Puct => self.exploration * parent_n.sqrt(),
+        }
+    }
+
+    /// A child [`Uct::select_remembered`] may remember (see [`Uct::remembers`]), with the
+    /// numbers of its score: one with nothing proven and no thread exploring it, visited or
+    /// not (plain UCT: visited, or without a node and without knowledge, which scores
+    /// `fpu + explore`); `uniform` is the prior of a move without one. `None` for any other
+    /// child. The same score as [`Uct::select`] gives, bit for bit.
+    #[inline]
+    fn rememberable(&self, tree: &Tree, codes: EdgeCodes, uniform: f32) -> Option<Scored> {
+        let (stats, minimax) = match codes.child {
+            Child::Absent => (UNVISITED, codes.value),
+            Child::Node(child) => {
+                let child = tree.node(child);
+                let stats = child.stats();
+                if stats.in_flight > 0 || child.bounds_code() != 0 {
+                    return None;
+                }
+                (stats, child.minimax_code())
+            }
+            Child::Creating => return None,
         };
-        let child = tree.node(child);
-        let stats = child.stats();
-        let n = self.effective_visits(&stats);
-        (n > 0 && child.bounds_code() == 0).then(|| (plain(&stats, n), stats.in_flight > 0))
+        let n = stats.visits;
+        match self.selection {
+            Selection::Uct if n > 0 => Some(plain(&stats, n)),
+            Selection::Uct => (codes.prior == 0 && minimax == 0).then(|| Scored {
+                q: Bounds::UNKNOWN.clamp(self.fpu),
+                weight: 1.0,
+                denom: 1.0,
+            }),
+            Selection::Puct => Some(puct(
+                Bounds::UNKNOWN.clamp(self.q_of(&stats, n, minimax)),
+                codes.prior,
+                uniform,
+                n,
+            )),
+        }
     }
 
     /// [`Uct::select`] for a node this thread passes often (`parent_index` is `parent`'s
-    /// index), remembering the children's plain-UCT scores in `cache` between passes: the same
-    /// pick bit for bit, without reading every child again when only the last one descended
-    /// into can have changed (see the `sibling_cache` module). Any other case is a plain
-    /// [`Uct::select`].
+    /// index), remembering the children's scores in `cache` between passes: the same pick bit
+    /// for bit, without reading every child again when only the last one descended into can
+    /// have changed (see the `sibling_cache` module). Any other case ([`Uct::remembers`] false,
+    /// a child proven or being explored) is a plain [`Uct::select`].
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn select_remembered(
         &self,
@@ -93,7 +120,7 @@ impl Uct {
         floor: Option<u8>,
         cache: &mut SiblingCache,
     ) -> Pick {
-        if !self.is_plain(floor) {
+        if !self.remembers(floor) {
             return self.select(tree, parent, first, count, floor);
         }
         let stats = parent.stats();
@@ -117,10 +144,10 @@ impl Uct {
         pick
     }
 
-    /// The offset of the child to descend to by plain UCT, from the scores remembered in
-    /// `cache` where they are still true (`stats`: the parent's counters now), else by a scan
-    /// that is remembered; `None` where some child is not the plain case (the caller then makes
-    /// a full [`Uct::select`]).
+    /// The offset of the child to descend to, from the scores remembered in `cache` where they
+    /// are still true (`stats`: the parent's counters now), else by a scan that is remembered;
+    /// `None` where some child cannot be remembered (the caller then makes a full
+    /// [`Uct::select`]).
     fn remembered_offset(
         &self,
         tree: &Tree,
@@ -130,8 +157,8 @@ impl Uct {
         count: u32,
         cache: &mut SiblingCache,
     ) -> Option<usize> {
-        // As in `select`.
-        let explore = self.exploration * (self.effective_visits(&stats).max(1) as f32).ln().sqrt();
+        let explore = self.explore(&stats);
+        let uniform = 1.0 / count as f32;
         let block = tree.edge_block(first, count);
         let codes = |offset: usize| match block {
             Some(edges) => edges[offset].read_codes(),
@@ -139,7 +166,7 @@ impl Uct {
         };
         let best = if let Some(remembered) = cache.recall(parent_index, &stats, count as usize) {
             // The child descended into last time has a node now, so it is read as visited.
-            let Some(scored) = self.rememberable(tree, codes(remembered.stale)) else {
+            let Some(scored) = self.rememberable(tree, codes(remembered.stale), uniform) else {
                 cache.begin(parent_index);
                 return None;
             };
@@ -148,9 +175,9 @@ impl Uct {
         } else {
             let children = cache.begin(parent_index);
             for offset in 0..count as usize {
-                // Proven, being explored or with knowledge: not the plain case (and not
-                // remembered).
-                children.push(self.rememberable(tree, codes(offset))?);
+                // Proven or being explored (or, under plain UCT, with knowledge): not
+                // remembered.
+                children.push(self.rememberable(tree, codes(offset), uniform)?);
             }
             best_scored(children, explore)
         };
@@ -195,14 +222,9 @@ impl Uct {
         count: u32,
         floor: Option<u8>,
     ) -> Pick {
-        let parent_n = self.effective_visits(&parent.stats()).max(1) as f32;
-        let explore = match self.selection {
-            Selection::Uct => self.exploration * parent_n.ln().sqrt(),
-            Selection::Puct => self.exploration * parent_n.sqrt(),
-        };
         let mut scan = Scan {
             uct: self,
-            explore,
+            explore: self.explore(&parent.stats()),
             uniform: 1.0 / count as f32,
             floor,
             plain_uct: self.is_plain(floor),
@@ -264,18 +286,7 @@ impl Uct {
         uniform: f32,
     ) -> f32 {
         let n = self.effective_visits(stats);
-        // Priors and minimax values are decoded only where the formula uses them.
-        let q = if n == 0 {
-            // An unvisited child with a static value starts from it.
-            value_of(minimax).unwrap_or(self.fpu)
-        } else {
-            let mean = stats.mean_over(n);
-            match value_of(minimax).filter(|_| self.minimax_weight > 0.0) {
-                Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
-                None => mean,
-            }
-        };
-        let q = bounds.clamp(q);
+        let q = bounds.clamp(self.q_of(stats, n, minimax));
         match self.selection {
             Selection::Uct => {
                 let bias = if self.prior_weight > 0.0 {
@@ -285,11 +296,36 @@ impl Uct {
                 };
                 q + explore / (n.max(1) as f32).sqrt() + bias
             }
-            Selection::Puct => {
-                let p = if prior > 0 { prior_of(prior) } else { uniform };
-                q + explore * p / (n as f32 + 1.0)
+            Selection::Puct => puct(q, prior, uniform, n).score(explore),
+        }
+    }
+
+    /// A child's `Q` before the solver's clamp, over `n` effective visits: the mean result,
+    /// blended with the minimax value (`minimax`, a code) when that weighs in; unvisited, the
+    /// static value (also `minimax`: the edge's) or else `fpu`. Priors and minimax values are
+    /// decoded only where the formula uses them.
+    #[inline]
+    fn q_of(&self, stats: &Stats, n: u64, minimax: u16) -> f32 {
+        if n == 0 {
+            value_of(minimax).unwrap_or(self.fpu)
+        } else {
+            let mean = stats.mean_over(n);
+            match value_of(minimax).filter(|_| self.minimax_weight > 0.0) {
+                Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
+                None => mean,
             }
         }
+    }
+}
+
+/// The numbers of a PUCT score `Q + explore * P / (1 + n)`: `q` is `Q` (clamped), `prior` the
+/// prior's code (0: none, so `uniform`), `n` the effective visits.
+#[inline]
+fn puct(q: f32, prior: u16, uniform: f32, n: u64) -> Scored {
+    Scored {
+        q,
+        weight: if prior > 0 { prior_of(prior) } else { uniform },
+        denom: n as f32 + 1.0,
     }
 }
 
@@ -452,12 +488,14 @@ impl Scan<'_> {
     }
 }
 
-/// The plain-UCT score of a visited child with nothing proven (`n > 0` effective visits).
+/// The numbers of the plain-UCT score `mean + explore / sqrt(n)` of a visited child with
+/// nothing proven (`n > 0` effective visits).
 #[inline]
 fn plain(stats: &Stats, n: u64) -> Scored {
     Scored {
-        mean: Bounds::UNKNOWN.clamp(stats.mean_over(n)),
-        root_n: (n as f32).sqrt(),
+        q: Bounds::UNKNOWN.clamp(stats.mean_over(n)),
+        weight: 1.0,
+        denom: (n as f32).sqrt(),
     }
 }
 

@@ -1,14 +1,16 @@
 //! A search thread's memory of the children it scored under the nodes it passes most often (the
-//! top levels of the tree), so that plain UCT need not read and convert every child's counters
+//! top levels of the tree), so that selection need not read and convert every child's counters
 //! again on each descent.
 //!
 //! # Why
 //!
 //! Near the root every iteration scans every child (40 of them in Emergo's opening), and each
-//! child costs a scattered load of its node, two integer-to-float conversions, a division and a
-//! square root: measured, selection in the top three levels took ~1.4 µs of a ~10 µs iteration
-//! (issue 16, item 4). Yet between two passes of one thread through a node, usually nothing
-//! changed there but the one child that thread descended into.
+//! child costs a scattered load of its node and a few conversions and divisions: measured under
+//! plain UCT, selection in the top three levels took ~1.4 µs of a ~10 µs iteration (issue 16,
+//! item 4); under PUCT with knowledge (the default engine), whose iterations are short and whose
+//! trees are shallow, selection was half of the search's time. Yet between two passes of one
+//! thread through a node, usually nothing changed there but the one child that thread descended
+//! into.
 //!
 //! # When a remembered scan is still true
 //!
@@ -20,32 +22,39 @@
 //! exactly one more visit and is again alone, the only iteration through the parent in between
 //! was its own previous one, and only the child it picked then may have changed: that child is
 //! read again, the others are taken from memory. A child not yet visited is remembered too, by
-//! the score `fpu + explore` that selection gives every such child without knowledge, so the
-//! nodes still being widened (all of them below the root's children, with first-play urgency 1)
-//! are served from memory as well. Anything else (another thread passed, the tree was replaced,
-//! a child is proven, being explored or has a prior or static value) means a full scan, which
-//! gives the same pick bit for bit (the crate's tests check each remembered pick against one).
-//! So single-threaded searches pick exactly as before (the speed harness's root digest is
-//! unchanged), and shared nodes are simply scanned as always.
+//! the numbers selection gives it (plain UCT: `fpu + explore` for a child without knowledge;
+//! PUCT: its static value or `fpu`, and its prior), so the nodes still being widened are served
+//! from memory as well. Anything else (another thread passed, the tree was replaced, a child is
+//! proven or being explored, or under plain UCT has a prior or static value) means a full scan,
+//! which gives the same pick bit for bit (the crate's tests check each remembered pick against
+//! one). So single-threaded searches pick exactly as before (the speed harness's root digests
+//! are unchanged), and shared nodes are simply scanned as always.
 
 use crate::node::Stats;
 
-/// What a scan remembers of one child: the two numbers of its plain UCT score
-/// `mean + explore / root_n`, where only `explore` (from the parent's visits) changes between
-/// passes.
+/// What a scan remembers of one child: the numbers of its score `q + explore * weight / denom`,
+/// where only `explore` (from the parent's visits) changes between passes. Plain UCT:
+/// `mean + explore / sqrt(n)` (`weight` 1, which changes no bit of the quotient); PUCT:
+/// `Q + explore * P / (1 + n)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Scored {
-    /// The child's mean value for the mover over its effective visits, clamped.
-    pub(crate) mean: f32,
-    /// The square root of the child's effective visits.
-    pub(crate) root_n: f32,
+    /// The child's value for the mover (its mean over its effective visits, or its PUCT `Q`),
+    /// clamped.
+    pub(crate) q: f32,
+    /// What the exploration term is multiplied by: 1 (UCT) or the prior (PUCT).
+    pub(crate) weight: f32,
+    /// What it is divided by: the square root of the effective visits (UCT) or one more than
+    /// them (PUCT).
+    pub(crate) denom: f32,
 }
 
 impl Scored {
-    /// The plain UCT score, `explore` being `c * sqrt(ln N)` for the parent's `N`.
+    /// The score, `explore` being `c * sqrt(ln N)` (UCT) or `c * sqrt(N)` (PUCT) for the
+    /// parent's `N`: computed in the order [`crate::select`] computes it, so bit for bit the
+    /// same.
     #[inline]
     pub(crate) fn score(&self, explore: f32) -> f32 {
-        self.mean + explore / self.root_n
+        self.q + explore * self.weight / self.denom
     }
 }
 
@@ -84,11 +93,11 @@ impl SiblingCache {
     /// passes, where a thread comes back to the same node most often.
     pub(crate) const MAX_DEPTH: usize = 3;
     /// Slots: the root, its children and grandchildren in a 40-move position fit with few
-    /// collisions; ~320 bytes each once filled, ~650 KB per thread at most.
+    /// collisions; ~480 bytes each once filled (12 per child), ~1 MB per thread at most.
     const SLOTS: usize = 2048;
 
-    /// An empty cache; its slots are allocated on first use, so a search that never selects
-    /// the plain-UCT way (PUCT, priors, minimax values) pays nothing for it.
+    /// An empty cache; its slots are allocated on first use, so a search that never remembers
+    /// (UCT with priors or minimax values) pays nothing for it.
     pub(crate) fn new(epoch: u64) -> Self {
         SiblingCache {
             epoch,
@@ -175,8 +184,12 @@ mod tests {
         }
     }
 
-    fn scored(mean: f32) -> Scored {
-        Scored { mean, root_n: 1.0 }
+    fn scored(q: f32) -> Scored {
+        Scored {
+            q,
+            weight: 1.0,
+            denom: 1.0,
+        }
     }
 
     #[test]
@@ -229,6 +242,80 @@ mod tests {
             assert_eq!(summary(&a.run()), summary(&b.run()));
             let solved = Search::new(TicTacToe::new(), params).run();
             assert_eq!(solved.playouts, 4_000);
+        }
+    }
+
+    /// Nim with made-up knowledge: priors and static values that vary from move to move (a
+    /// hash of the pile and the move) and an evaluation, so that remembered PUCT scores are not
+    /// all alike.
+    #[derive(Clone, Copy, Debug)]
+    struct Hinted(crate::toy::Nim);
+
+    fn hash(pile: u32, mv: u32) -> f32 {
+        let h = (u64::from(pile) << 32 | u64::from(mv)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    impl crate::Game for Hinted {
+        type Move = u32;
+
+        fn to_move(&self) -> crate::Player {
+            self.0.to_move()
+        }
+        fn legal_moves(&self, out: &mut Vec<u32>) {
+            self.0.legal_moves(out);
+        }
+        fn play(&mut self, mv: u32) {
+            self.0.play(mv);
+        }
+        fn outcome(&self) -> Option<crate::Outcome> {
+            self.0.outcome()
+        }
+        fn evaluate(&self) -> Option<f32> {
+            Some(hash(self.0.pile, 0))
+        }
+        fn move_knowledge(&self, moves: &[u32], priors: &mut Vec<f32>, values: &mut Vec<f32>) {
+            priors.clear();
+            values.clear();
+            for &mv in moves {
+                priors.push(hash(self.0.pile, mv));
+                values.push(hash(self.0.pile + 1000, mv));
+            }
+        }
+    }
+
+    /// The same under PUCT with knowledge (priors, static values, minimax backups, cut
+    /// playouts or not): remembered picks checked against full scans, one seed one search.
+    #[test]
+    fn remembered_puct_scans_pick_as_full_scans_do() {
+        use crate::toy::Nim;
+        use crate::{Search, SearchParams, Selection};
+        for (minimax, cutoff, threshold) in [(0.0, Some(0), 1), (0.5, Some(0), 1), (0.5, None, 2)] {
+            let params = SearchParams {
+                max_playouts: Some(4_000),
+                smart_pruning: false,
+                selection: Selection::Puct,
+                exploration: 1.5,
+                minimax_weight: minimax,
+                playout_cutoff: cutoff,
+                expand_threshold: threshold,
+                seed: 9,
+                ..SearchParams::default()
+            };
+            let summary = |s: &crate::Snapshot<_>| {
+                s.moves
+                    .iter()
+                    .map(|m| (m.visits, m.value.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            let mut a = Search::new(Hinted(Nim::new(60, 12)), params.clone());
+            let mut b = Search::new(Hinted(Nim::new(60, 12)), params.clone());
+            let (first, second) = (a.run(), b.run());
+            assert_eq!(summary(&first), summary(&second));
+            assert_eq!(summary(&a.run()), summary(&b.run()));
+            // A small pile: the solver proves children, and the scans fall back to full ones.
+            let solved = Search::new(Hinted(Nim::new(14, 3)), params).run();
+            assert!(solved.root_proven.is_some(), "{solved:?}");
         }
     }
 
