@@ -212,6 +212,22 @@ mod tests {
         assert!(cache.recall(7, &stats(12, 1), 2).is_none());
     }
 
+    /// Two searches of `game` with `params` give the same root statistics, and so do second
+    /// runs on their kept trees (whose remembered scans are still true).
+    fn same_searches_twice<G: crate::Game + Clone>(game: G, params: &crate::SearchParams) {
+        let summary = |s: &crate::Snapshot<G::Move>| {
+            s.moves
+                .iter()
+                .map(|m| (m.visits, m.value.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        let mut a = crate::Search::new(game.clone(), params.clone());
+        let mut b = crate::Search::new(game, params.clone());
+        let (first, second) = (a.run(), b.run());
+        assert_eq!(summary(&first), summary(&second));
+        assert_eq!(summary(&a.run()), summary(&b.run()));
+    }
+
     /// Plain-UCT searches in which remembered scans are used at every top-level node; in the
     /// crate's tests each remembered pick is also checked against a full scan
     /// (`Uct::select_remembered`), so a wrong memory fails here. The same seed gives the same
@@ -229,17 +245,7 @@ mod tests {
                 seed: 5,
                 ..SearchParams::default()
             };
-            let summary = |s: &crate::Snapshot<_>| {
-                s.moves
-                    .iter()
-                    .map(|m| (m.visits, m.value.to_bits()))
-                    .collect::<Vec<_>>()
-            };
-            let mut a = Search::new(Nim::new(40, 3), params.clone());
-            let mut b = Search::new(Nim::new(40, 3), params.clone());
-            let (first, second) = (a.run(), b.run());
-            assert_eq!(summary(&first), summary(&second));
-            assert_eq!(summary(&a.run()), summary(&b.run()));
+            same_searches_twice(Nim::new(40, 3), &params);
             let solved = Search::new(TicTacToe::new(), params).run();
             assert_eq!(solved.playouts, 4_000);
         }
@@ -302,17 +308,7 @@ mod tests {
                 seed: 9,
                 ..SearchParams::default()
             };
-            let summary = |s: &crate::Snapshot<_>| {
-                s.moves
-                    .iter()
-                    .map(|m| (m.visits, m.value.to_bits()))
-                    .collect::<Vec<_>>()
-            };
-            let mut a = Search::new(Hinted(Nim::new(60, 12)), params.clone());
-            let mut b = Search::new(Hinted(Nim::new(60, 12)), params.clone());
-            let (first, second) = (a.run(), b.run());
-            assert_eq!(summary(&first), summary(&second));
-            assert_eq!(summary(&a.run()), summary(&b.run()));
+            same_searches_twice(Hinted(Nim::new(60, 12)), &params);
             // A small pile: the solver proves children, and the scans fall back to full ones.
             let solved = Search::new(Hinted(Nim::new(14, 3)), params).run();
             assert!(solved.root_proven.is_some(), "{solved:?}");
