@@ -172,6 +172,11 @@ impl Uct {
             };
             remembered.children[remembered.stale] = scored;
             best_scored(remembered.children, explore)
+        } else if stats.in_flight != 1 {
+            // Another thread is inside too: a scan made now would not be remembered
+            // (`SiblingCache::picked`), and with children in flight it would stop half way and
+            // be made again in full by the caller. Just the full scan, then.
+            return None;
         } else {
             let children = cache.begin(parent_index);
             for offset in 0..count as usize {
