@@ -25,9 +25,27 @@ struct Drop {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let text = std::fs::read_to_string(&args[1]).unwrap();
-    let who = &args[2];
-    let depth: u32 = args[3].parse().unwrap();
+    let usage = || -> ! {
+        eprintln!(
+            "usage: blame games.pgn ENGINE DEPTH (ENGINE: a prefix of a player's name; DEPTH 2-64)"
+        );
+        std::process::exit(2)
+    };
+    let [_, path, who, depth, ..] = args.as_slice() else {
+        usage()
+    };
+    // The played move's reply is searched one ply shallower, so at least 2.
+    let Some(depth) = depth
+        .parse::<u32>()
+        .ok()
+        .filter(|d| (2..=emergo_engine::alphabeta::MAX_DEPTH).contains(d))
+    else {
+        usage()
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2)
+    });
     let mut ab = AlphaBeta::new(20, emergo_engine::eval::Weights::default());
     let mut drops = Vec::new();
     let games = parse_games(&text);

@@ -16,18 +16,39 @@ use emergo_rules::{Game, Move};
 #[path = "common/pgn.rs"]
 mod pgn;
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let text = std::fs::read_to_string(&args[1]).unwrap();
-    let gi: usize = args[2].parse().unwrap();
-    let turn: usize = args[3].parse().unwrap();
-    let ms: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(200);
-    let (_, _, fen, moves) = &pgn::parse_games(&text)[gi];
+const USAGE: &str = "usage: probe games.pgn GAME TURN [ms [MOVES...]] (GAME from 0, TURN from 1)";
+
+/// The game and turn the arguments name, checked against the file.
+fn position(args: &[String]) -> Result<(Game, String, usize), String> {
+    let [_, path, game, turn, ..] = args else {
+        return Err(USAGE.to_string());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let games = pgn::parse_games(&text);
+    let gi: usize = game.parse().map_err(|_| format!("GAME: {game}? {USAGE}"))?;
+    let (_, _, fen, moves) = games
+        .get(gi)
+        .ok_or_else(|| format!("GAME {gi}: the file has {} games", games.len()))?;
+    let turn: usize = turn.parse().map_err(|_| format!("TURN: {turn}? {USAGE}"))?;
+    let played = turn
+        .checked_sub(1)
+        .and_then(|t| moves.get(t))
+        .ok_or_else(|| format!("TURN {turn}: game {gi} has turns 1 to {}", moves.len()))?;
     let mut before: Vec<&str> = moves[..turn - 1].iter().map(String::as_str).collect();
     before.extend(args.iter().skip(5).map(String::as_str));
-    let game = Game::from_fen_and_moves(fen, &before).unwrap();
+    let game = Game::from_fen_and_moves(fen, &before).map_err(|e| format!("moves: {e}"))?;
+    Ok((game, played.clone(), turn))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (game, played, turn) = position(&args).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let ms: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(200);
     println!("{}", game.position());
-    println!("the game played at turn {turn}: {}", moves[turn - 1]);
+    println!("the game played at turn {turn}: {played}");
     let config = MctsConfig::default();
     let state = EmergoState::from_game(&game).with_knowledge(config.shared_knowledge());
     let legal: Vec<Move> = game.legal_moves().as_slice().to_vec();

@@ -206,13 +206,13 @@ impl Node {
         self.counts.fetch_add(LEAVE, Ordering::Relaxed);
     }
 
-    /// The current counters.
     /// One relaxed load of the counters, for [`crate::tree::Tree::warm_children`].
     #[inline]
     pub(crate) fn touch(&self) -> u64 {
         self.counts.load(Ordering::Relaxed)
     }
 
+    /// The current counters.
     pub(crate) fn stats(&self) -> Stats {
         let counts = self.counts.load(Ordering::Relaxed);
         Stats {

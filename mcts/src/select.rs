@@ -43,7 +43,7 @@ impl Uct {
         self.selection == Selection::Uct
             && self.prior_weight == 0.0
             && self.minimax_weight == 0.0
-            && floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor)
+            && unknown_selectable(floor)
     }
 
     /// Whether [`Uct::select_remembered`] may remember scans (`floor`: as for
@@ -53,7 +53,7 @@ impl Uct {
     fn remembers(&self, floor: Option<u8>) -> bool {
         match self.selection {
             Selection::Uct => self.is_plain(floor),
-            Selection::Puct => floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor),
+            Selection::Puct => unknown_selectable(floor),
         }
     }
 
@@ -217,8 +217,8 @@ impl Uct {
     /// overlap); the square root and logarithm are taken once per call, and only UCT takes a
     /// square root per child. Children with nothing proven (nearly all) skip the solver's
     /// checks. Priors and static values stay encoded unless the formula uses them (decoding one
-    /// is a division), and of the unvisited children without knowledge, which all score the
-    /// same, only the first is scored.
+    /// is a conversion and a multiplication), and of the unvisited children without knowledge,
+    /// which all score the same, only the first is scored.
     pub(crate) fn select(
         &self,
         tree: &Tree,
@@ -233,7 +233,7 @@ impl Uct {
             uniform: 1.0 / count as f32,
             floor,
             plain_uct: self.is_plain(floor),
-            unknown_selectable: floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor),
+            unknown_selectable: unknown_selectable(floor),
             best: None,
             best_score: f32::NEG_INFINITY,
             fallback: first,
@@ -323,6 +323,13 @@ impl Uct {
     }
 }
 
+/// Whether a child with nothing proven is selectable under a parent whose pessimistic bound for
+/// the mover is `floor` (`None`: the root): it is unless the parent is already guaranteed a win.
+#[inline]
+fn unknown_selectable(floor: Option<u8>) -> bool {
+    floor.is_none_or(|floor| Bounds::UNKNOWN.opt() > floor)
+}
+
 /// The numbers of a PUCT score `Q + explore * P / (1 + n)`: `q` is `Q` (clamped), `prior` the
 /// prior's code (0: none, so `uniform`), `n` the effective visits.
 #[inline]
@@ -348,8 +355,8 @@ const IN_FLIGHT: Stats = Stats {
     value_sum: 0,
 };
 
-/// What selection reads of one child, prior and value still encoded (decoding takes a
-/// division, which most children's scores do not need).
+/// What selection reads of one child, prior and value still encoded (most children's scores
+/// need only one of them decoded, or none).
 #[derive(Clone, Copy, Debug)]
 struct ChildRead {
     /// What the edge leads to.
@@ -394,8 +401,8 @@ struct Scan<'a> {
     /// Plain UCT (no prior, no minimax value) where a child with nothing proven is never
     /// skipped: visited children take the short way.
     plain_uct: bool,
-    /// Whether a child with nothing proven is selectable here (it is unless the parent is
-    /// already guaranteed a win): such children, nearly all of them, skip the solver's checks.
+    /// [`unknown_selectable`] here: such children, nearly all of them, then skip the solver's
+    /// checks.
     unknown_selectable: bool,
     /// The best edge so far and whether a thread is exploring it.
     best: Option<(u32, bool)>,

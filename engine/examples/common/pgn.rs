@@ -18,7 +18,10 @@ pub fn parse_games(text: &str) -> Vec<(String, String, String, Vec<String>)> {
                 ));
                 in_moves = false;
             }
-            let (name, value) = tag.split_once(' ').unwrap();
+            // A tag without a value is not one of those read here.
+            let Some((name, value)) = tag.split_once(' ') else {
+                continue;
+            };
             let value = value.trim_end_matches(']').trim_matches('"').to_string();
             match name {
                 "White" => white = value,
