@@ -1,7 +1,10 @@
 //! Search/raw speed harness (issue 16, item 4): a uniform MCTS search of a fixed number of
 //! playouts against the same number of raw random playouts, one thread.
 //!
-//! `cargo run --release -p emergo-engine --example speed -- [search|raw|both] [playouts] [rounds]`
+//! `cargo run --release -p emergo-engine --example speed -- [search|strong|raw|both] [playouts]
+//! [rounds] [FEN]`: `strong` searches with the default engine instead; FEN (quoted) searches
+//! that position instead of the initial one (search modes only), e.g. a middle-game position
+//! whose tree is deep, where selection costs more than at the start.
 
 /// CPU time of this thread in seconds (`/proc/thread-self/schedstat`: the machine is shared).
 fn cpu() -> f64 {
@@ -16,7 +19,7 @@ use emergo_engine::{EmergoState, MctsConfig};
 use emergo_mcts::{Search, SearchParams};
 use emergo_rules::{Position, Repetitions, playout_rng, random_playout};
 
-fn search(playouts: u64, config: &MctsConfig) -> (f64, u64) {
+fn search(playouts: u64, config: &MctsConfig, start: Position) -> (f64, u64) {
     let mut params = SearchParams {
         threads: 1,
         seed: 1,
@@ -25,7 +28,7 @@ fn search(playouts: u64, config: &MctsConfig) -> (f64, u64) {
     };
     config.apply(&mut params);
     params.smart_pruning = false;
-    let state = EmergoState::new(Position::initial()).with_knowledge(config.shared_knowledge());
+    let state = EmergoState::new(start).with_knowledge(config.shared_knowledge());
     let began = cpu();
     let s = Search::new(state, params).run();
     let secs = cpu() - began;
@@ -75,20 +78,28 @@ fn main() {
     let mode = args.get(1).map_or("both", String::as_str);
     let n = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(200_000);
     let rounds = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(1);
+    let start = match args.get(4).map(|fen| fen.parse::<Position>()) {
+        None => Position::initial(),
+        Some(Ok(pos)) => pos,
+        Some(Err(e)) => {
+            eprintln!("FEN: {e}");
+            std::process::exit(2)
+        }
+    };
     for _ in 0..rounds {
         match mode {
             "search" => {
-                search(n, &MctsConfig::uniform());
+                search(n, &MctsConfig::uniform(), start);
             }
             "strong" => {
-                search(n, &MctsConfig::default());
+                search(n, &MctsConfig::default(), start);
             }
             "raw" => {
                 raw(n);
             }
             _ => {
                 let r = raw(n);
-                let (s, _) = search(n, &MctsConfig::uniform());
+                let (s, _) = search(n, &MctsConfig::uniform(), Position::initial());
                 println!("ratio search/raw speed {:.1}%", 100.0 * r / s);
             }
         }

@@ -27,6 +27,9 @@ pub struct MctsConfig {
     pub minimax_weight: f32,
     /// Plies of playout before the evaluation scores it (`Some(0)`: evaluation at the leaf).
     pub playout_cutoff: Option<u32>,
+    /// With the evaluation at the leaf, the weight of a playout's result mixed into it
+    /// (`SearchParams::playout_mix`; 0: none).
+    pub playout_mix: f32,
     /// Stop early when the best move cannot change within the budget.
     pub smart_pruning: bool,
 }
@@ -51,6 +54,7 @@ impl MctsConfig {
             prior_weight: 0.0,
             minimax_weight: 0.5,
             playout_cutoff: Some(0),
+            playout_mix: 0.0,
             smart_pruning: false,
         }
     }
@@ -67,6 +71,7 @@ impl MctsConfig {
             prior_weight: 0.0,
             minimax_weight: 0.0,
             playout_cutoff: None,
+            playout_mix: 0.0,
             smart_pruning: true,
         }
     }
@@ -88,6 +93,7 @@ impl MctsConfig {
         params.prior_weight = self.prior_weight;
         params.minimax_weight = self.minimax_weight;
         params.playout_cutoff = self.playout_cutoff;
+        params.playout_mix = self.playout_mix;
         params.smart_pruning = self.smart_pruning;
     }
 
@@ -105,6 +111,7 @@ impl MctsConfig {
         "pw",
         "minimax",
         "cutoff",
+        "mix",
         "prune",
         "temp",
         "samples",
@@ -115,7 +122,7 @@ impl MctsConfig {
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
-    /// `cutoff=N|none`, `prune=on|off`, and for the knowledge `temp`, `samples`, `scale`,
+    /// `cutoff=N|none`, `mix` (0..1), `prune=on|off`, and for the knowledge `temp`, `samples`, `scale`,
     /// `leafdepth`. Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
@@ -152,6 +159,7 @@ impl MctsConfig {
                     _ => Some(num(key, value, |v: &u32| *v <= 1000)?),
                 }
             }
+            "mix" => self.playout_mix = num(key, value, finite(0.0, 1.0))?,
             "prune" => {
                 self.smart_pruning = match value {
                     "on" => true,
@@ -196,6 +204,13 @@ impl MctsConfig {
         }
         match self.playout_cutoff {
             None => s.push_str(", playouts to the end"),
+            Some(0) if self.playout_mix > 0.0 => {
+                let _ = write!(
+                    s,
+                    ", evaluation at the leaf mixed with a playout (weight {})",
+                    self.playout_mix
+                );
+            }
             Some(0) => s.push_str(", evaluation at the leaf"),
             Some(n) => {
                 let _ = write!(s, ", playouts cut after {n} plies");
@@ -217,7 +232,9 @@ impl MctsConfig {
                 }
                 // Playouts run unless the leaf is evaluated instead; with knowledge they are
                 // heavy whenever more than one move is sampled per turn.
-                if self.playout_cutoff != Some(0) && k.playout_samples > 1 {
+                if (self.playout_cutoff != Some(0) || self.playout_mix > 0.0)
+                    && k.playout_samples > 1
+                {
                     let _ = write!(s, ", heavy playouts ({} samples)", k.playout_samples);
                 }
             }
@@ -251,7 +268,12 @@ mod tests {
         assert_eq!(c.playout_cutoff, None);
         c.set("cutoff", "6").unwrap();
         assert_eq!(c.playout_cutoff, Some(6));
+        c.set("mix", "0.25").unwrap();
+        assert_eq!(c.playout_mix, 0.25);
         for (k, v) in [
+            ("mix", "1.5"),
+            ("mix", "-0.1"),
+            ("mix", "nan"),
             ("c", "-1"),
             ("c", "nan"),
             ("fpu", "2"),
@@ -270,10 +292,20 @@ mod tests {
         let mut p = SearchParams::default();
         MctsConfig::strong().apply(&mut p);
         assert_eq!(p.playout_cutoff, Some(0));
+        assert_eq!(p.playout_mix, 0.0);
         assert!(
             MctsConfig::strong()
                 .describe()
                 .contains("evaluation at the leaf")
+        );
+        let mut mixed = MctsConfig::strong();
+        mixed.set("mix", "0.5").unwrap();
+        mixed.apply(&mut p);
+        assert_eq!(p.playout_mix, 0.5);
+        assert!(
+            mixed
+                .describe()
+                .contains("mixed with a playout (weight 0.5)")
         );
         let mut p = SearchParams::default();
         MctsConfig::uniform().apply(&mut p);

@@ -312,7 +312,9 @@ impl<G: Game> Worker<G> {
     ///
     /// With [`SearchParams::playout_cutoff`](crate::SearchParams::playout_cutoff) the playout
     /// stops after that many plies and the game's static evaluation scores the position reached
-    /// (cutoff 0: the leaf itself, after checking that it is not over).
+    /// (cutoff 0: the leaf itself, after checking that it is not over; with
+    /// [`SearchParams::playout_mix`](crate::SearchParams::playout_mix), mixed with a playout's
+    /// result).
     fn leaf_playout(&mut self, core: &Core<G>, node: &Node, mover: Player) -> (f32, bool) {
         let cap = core.params.playout_cap;
         let cutoff = core.params.playout_cutoff;
@@ -328,6 +330,12 @@ impl<G: Game> Worker<G> {
                 return (outcome.value_for(Player::One), true);
             }
             if let Some(value) = evaluated(&self.state) {
+                let mix = core.params.playout_mix;
+                if mix > 0.0 && mix <= 1.0 {
+                    // The scratch state is the leaf's and is not needed after this.
+                    let played = self.state.playout(&mut self.rng, cap).end.value_for_one();
+                    return ((1.0 - mix) * value + mix * played, false);
+                }
                 return (value, false);
             }
         }

@@ -73,6 +73,13 @@ pub struct SearchParams {
     /// playout by the evaluation of the leaf. `None` (default): playouts run to the end (or the
     /// cap). A game without an evaluation falls back to its playout's own estimate.
     pub playout_cutoff: Option<u32>,
+    /// Mixed leaf values (AlphaGo's lambda): with the evaluation at the leaf
+    /// (`playout_cutoff == Some(0)`), a playout to the end (or the cap) is run from the leaf as
+    /// well and its result weighs `playout_mix`, the evaluation `1 - playout_mix`. Random
+    /// playouts see what a static evaluation misses on average (positions that tend to go one
+    /// way), the evaluation what they miss (tactics); each costs a playout per leaf. 0 (the
+    /// default) or a value outside `0..=1`: the evaluation alone; 1: the playout alone.
+    pub playout_mix: f32,
     /// How children are chosen during the descent (default [`Selection::Uct`]).
     pub selection: Selection,
     /// Weight of the move priors ([`Game::move_knowledge`](crate::Game::move_knowledge)) in selection: with
@@ -121,6 +128,7 @@ impl Default for SearchParams {
             smart_pruning: true,
             playout_cap: 400,
             playout_cutoff: None,
+            playout_mix: 0.0,
             selection: Selection::Uct,
             prior_weight: 0.0,
             minimax_weight: 0.0,

@@ -13,6 +13,8 @@ use emergo_mcts::{Game, Outcome, Player, Playout, Rng, Search, SearchParams, Sel
 
 /// Calls to `evaluate` of [`Informed`] (all tests of this file; only compared as "more").
 static EVALUATIONS: AtomicU64 = AtomicU64::new(0);
+/// Calls to `playout` of [`Informed`] (likewise).
+static PLAYOUTS: AtomicU64 = AtomicU64::new(0);
 
 /// Nim with knowledge: a perfect evaluation, or a deliberately wrong one.
 #[derive(Clone, Debug)]
@@ -76,6 +78,7 @@ impl Game for Informed {
     }
 
     fn playout(&mut self, rng: &mut Rng, max_turns: u32) -> Playout {
+        PLAYOUTS.fetch_add(1, Ordering::Relaxed);
         self.nim.playout(rng, max_turns)
     }
 }
@@ -114,6 +117,46 @@ fn evaluation_cut_playouts_call_the_evaluation() {
     // Every playout from a position 1,000 stones from the end is cut.
     assert!(calls >= 200, "{calls}");
     assert_eq!(snap.best_move, Some(1), "{:?}", snap.moves);
+}
+
+#[test]
+fn mixed_leaf_values_weigh_the_evaluation_and_a_playout() {
+    // From a thousand stones every playout reaches the 400-turn cap and scores 0.5, so the
+    // playout's share of each leaf value is known exactly.
+    let run = |mix: f32| {
+        let p = SearchParams {
+            playout_cutoff: Some(0),
+            playout_mix: mix,
+            ..params(400)
+        };
+        Search::new(Informed::new(1001, false), p).run()
+    };
+    let before = PLAYOUTS.load(Ordering::Relaxed);
+    let half = run(0.5);
+    assert!(PLAYOUTS.load(Ordering::Relaxed) - before >= 400);
+    assert_eq!(half.best_move, Some(1), "{:?}", half.moves);
+    // Every leaf value is half a perfect evaluation (0 or 1) and half 0.5: within [0.25, 0.75],
+    // and still ranking the winning move first.
+    assert!(
+        half.moves
+            .iter()
+            .all(|m| (0.25..=0.75).contains(&m.value) && m.value != 0.5),
+        "{:?}",
+        half.moves
+    );
+    assert!(
+        half.moves[1..]
+            .iter()
+            .all(|m| m.value < half.moves[0].value)
+    );
+    // The playout alone: the evaluation no longer counts.
+    let only = run(1.0);
+    assert!(
+        only.moves.iter().all(|m| m.value == 0.5),
+        "{:?}",
+        only.moves
+    );
+    assert_eq!(only.playouts, 400);
 }
 
 #[test]
