@@ -23,25 +23,6 @@ struct Drop {
     best: String,
 }
 
-/// The alpha-beta score of `game` for its side to move at `depth`. A position with a single
-/// legal move is played through first (the engine answers those without searching, with the
-/// quiescence score of the move alone, which misses whatever the forced move leads to); forced
-/// moves cost no depth, as in the engine's own search.
-fn score_for_mover(ab: &mut AlphaBeta, mut game: Game, depth: u32) -> i32 {
-    let mut sign = 1;
-    // A forced sequence ends: the game is over by threefold repetition at the latest.
-    while let [only] = game.legal_moves().as_slice() {
-        let only = *only;
-        game.play(only).unwrap();
-        sign = -sign;
-    }
-    let limits = AbLimits {
-        max_depth: depth,
-        ..AbLimits::default()
-    };
-    sign * ab.search_game(&game, limits).score
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage = || -> ! {
@@ -89,7 +70,14 @@ fn main() {
                 let best = ab.search_game(&game, limits);
                 let mut after = game.clone();
                 after.play(mv).unwrap();
-                let played = -score_for_mover(&mut ab, after, depth - 1);
+                // Scored by a search even where the opponent's reply is forced.
+                let played = -ab.score_game(
+                    &after,
+                    AbLimits {
+                        max_depth: depth - 1,
+                        ..AbLimits::default()
+                    },
+                );
                 let phase = if pos.in_hand(Player::White) + pos.in_hand(Player::Black) > 0 {
                     "entering"
                 } else {

@@ -170,23 +170,19 @@ fn pick(e: &mut Engine, game: &Game, ms: u64) -> Move {
                 return chosen;
             }
             let each = Duration::from_millis(((v.share * ms as f64) / ranked.len() as f64) as u64);
-            let mut window = emergo_engine::alphabeta::repetition_window(game);
             let mut best = (i32::MIN, chosen);
             let mut chosen_score = i32::MIN;
             for &(m, _) in &ranked {
-                let mut after = *game.position();
-                after.play_unchecked(m);
-                window.push(after.hash());
-                let r = v.ab.search(
+                let mut after = game.clone();
+                after.play(m).expect("a legal root move");
+                // A search's score even where the reply is forced (`score_game`).
+                let score = -v.ab.score_game(
                     &after,
-                    &window,
                     AbLimits {
                         max_time: Some(each),
                         ..AbLimits::default()
                     },
                 );
-                window.pop();
-                let score = -r.score;
                 if m == chosen {
                     chosen_score = score;
                 }

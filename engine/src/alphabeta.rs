@@ -303,8 +303,29 @@ impl AlphaBeta {
     }
 
     /// Searches the current position of `game` (whose repetition window it respects).
+    ///
+    /// A position with a single legal move is answered at once, without a search: the move
+    /// with the quiescence score of that move alone and `depth` 0. That is right for playing
+    /// and wrong for judging the position; [`AlphaBeta::score_game`] scores one.
     pub fn search_game(&mut self, game: &Game, limits: AbLimits) -> AbResult {
         self.search(game.position(), &repetition_window(game), limits)
+    }
+
+    /// The score of `game`'s current position for its side to move, searched within `limits`.
+    /// Unlike [`AlphaBeta::search_game`]'s score, it is a search's answer wherever the game goes
+    /// on: forced moves (a single legal move) are played through first, at no cost in depth,
+    /// as inside the search. A forced sequence ends at the latest when a position comes round
+    /// for the third time (a draw).
+    pub fn score_game(&mut self, game: &Game, limits: AbLimits) -> i32 {
+        let mut game = game.clone();
+        let mut sign = 1;
+        while let [only] = game.legal_moves().as_slice() {
+            if game.play(*only).is_err() {
+                break;
+            }
+            sign = -sign;
+        }
+        sign * self.search_game(&game, limits).score
     }
 
     /// Searches `root`; `window` holds the hashes of the positions since the last entry, oldest
@@ -704,6 +725,27 @@ mod tests {
             }
         );
         assert!(a.depth >= 2, "{a:?}");
+    }
+
+    #[test]
+    fn scoring_plays_forced_moves_through() {
+        // From an arena game: after Black's g9-f8 White's only move is e9xg7, after which
+        // Black wins by force. The answer for a single legal move scores that move alone.
+        let fen = "4AB1a@2/9/a@3bb4/3b@5/8A@/5AB3/9/9/af1aa6 b 73 0,0";
+        let game = Game::from_fen_and_moves(fen, &["g9-f8"]).unwrap();
+        assert_eq!(game.legal_moves().len(), 1);
+        let mut ab = AlphaBeta::default();
+        let quick = ab.search_game(&game, at_depth(4));
+        assert_eq!(quick.depth, 0);
+        assert!(quick.score > -WIN_THRESHOLD, "{quick:?}");
+        let score = ab.score_game(&game, at_depth(4));
+        assert!(score <= -WIN_THRESHOLD, "{score}");
+        // Where there is a choice, the two agree.
+        let before = Game::from_fen_and_moves(fen, &[] as &[&str]).unwrap();
+        assert_eq!(
+            ab.score_game(&before, at_depth(4)),
+            ab.search_game(&before, at_depth(4)).score
+        );
     }
 
     #[test]
