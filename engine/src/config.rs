@@ -122,8 +122,8 @@ impl MctsConfig {
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
-    /// `cutoff=N|none`, `mix` (0..1), `prune=on|off`, and for the knowledge `temp`, `samples`, `scale`,
-    /// `leafdepth`. Errors say what is wrong with the value.
+    /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, and for the knowledge `temp`,
+    /// `samples`, `scale`, `leafdepth`, `priordepth`. Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
             key: &str,

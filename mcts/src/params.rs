@@ -82,9 +82,10 @@ pub struct SearchParams {
     pub playout_mix: f32,
     /// How children are chosen during the descent (default [`Selection::Uct`]).
     pub selection: Selection,
-    /// Weight of the move priors ([`Game::move_knowledge`](crate::Game::move_knowledge)) in selection: with
-    /// [`Selection::Uct`] a progressive-bias term `prior_weight * P / (n + 1)` (0, the default,
-    /// ignores priors); with [`Selection::Puct`] it is unused (the prior is part of the formula).
+    /// Weight of the move priors ([`Game::move_knowledge`](crate::Game::move_knowledge)) in
+    /// selection: with [`Selection::Uct`] a progressive-bias term `prior_weight * P / (n + 1)`
+    /// (0, the default, ignores priors); with [`Selection::Puct`] it is unused (the prior is
+    /// part of the formula).
     pub prior_weight: f32,
     /// Implicit minimax backups (Lanctot, Winands, Pepels & Sturtevant 2014): every node also
     /// keeps the minimax of its descendants' static values
