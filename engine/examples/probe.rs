@@ -68,7 +68,7 @@ fn main() {
     // Every score comes from a fresh table (cleared before each search): 2^16 entries are
     // plenty for searches of depth 5 and cheap to clear.
     let mut ab = AlphaBeta::new(16, Weights::default());
-    let mut rows: Vec<(Move, f32, f32, u64, f32, Vec<i32>)> = legal
+    let mut rows: Vec<Row> = legal
         .iter()
         .enumerate()
         .map(|(i, &m)| {
@@ -87,29 +87,43 @@ fn main() {
                     }
                 })
                 .collect();
-            (
-                m,
-                priors[i] / total,
-                values[i],
-                st.map_or(0, |s| s.visits),
-                st.map_or(0.0, |s| s.value),
+            Row {
+                mv: m,
+                prior: priors[i] / total,
+                value: values[i],
+                visits: st.map_or(0, |s| s.visits),
+                q: st.map_or(0.0, |s| s.value),
                 scores,
-            )
+            }
         })
         .collect();
-    rows.sort_by(|a, b| b.5[5].cmp(&a.5[5]));
+    // Best first by the deepest alpha-beta score.
+    rows.sort_by(|a, b| b.scores.last().cmp(&a.scores.last()));
     println!(
         "move      prior  value  visits  mctsQ | after the move: quiescence, alpha-beta depth 1..5"
     );
-    for (m, p, v, n, q, s) in rows {
+    for r in rows {
         println!(
             "{:8} {:6.3} {:6.3} {:7} {:6.3} | {:?}",
-            m.to_string(),
-            p,
-            v,
-            n,
-            q,
-            s
+            r.mv.to_string(),
+            r.prior,
+            r.value,
+            r.visits,
+            r.q,
+            r.scores
         );
     }
+}
+
+/// One root move as the probe prints it.
+struct Row {
+    mv: Move,
+    /// The MCTS's prior (normalised) and static value of the move.
+    prior: f32,
+    value: f32,
+    /// Visits and value after the timed search.
+    visits: u64,
+    q: f32,
+    /// For the mover, after the move: quiescence, then alpha-beta at depths 1 to 5.
+    scores: Vec<i32>,
 }
