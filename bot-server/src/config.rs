@@ -555,6 +555,30 @@ mod tests {
         assert!(parse_mcts("bogus=1").unwrap_err().contains("unknown"));
     }
 
+    /// The `--mcts` help names every setting the engine understands (it is written by hand).
+    #[test]
+    fn mcts_help_lists_every_setting() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            config: ServerConfig,
+        }
+        use clap::CommandFactory as _;
+        let command = Cli::command();
+        let help = command
+            .get_arguments()
+            .find(|a| a.get_id() == "mcts")
+            .and_then(|a| a.get_help())
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        for key in MctsConfig::KEYS {
+            assert!(
+                help.contains(&format!("`{key}")),
+                "{key} missing from: {help}"
+            );
+        }
+    }
+
     fn validated(config: ServerConfig) -> Result<ServerConfig, ConfigError> {
         let mut config = config;
         config.validate().map(|()| config)
