@@ -523,15 +523,17 @@ pub fn parse_listen_addr(s: &str) -> Result<SocketAddr, String> {
 mod tests {
     use super::*;
 
+    /// `bot-server`'s command line, for the tests that parse flags or read their help.
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        config: ServerConfig,
+    }
+
     /// Issue 11: `ServerConfig::default()` (the tests' servers, embedders, `emergo --local`)
     /// is the configuration `bot-server` runs with when given no flags.
     #[test]
     fn issue_11_defaults_match_the_command_line_defaults() {
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            config: ServerConfig,
-        }
         use clap::Parser as _;
         let set: Vec<String> = std::env::vars()
             .map(|(k, _)| k)
@@ -558,11 +560,6 @@ mod tests {
     /// The `--mcts` help names every setting the engine understands (it is written by hand).
     #[test]
     fn mcts_help_lists_every_setting() {
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            config: ServerConfig,
-        }
         use clap::CommandFactory as _;
         let command = Cli::command();
         let help = command

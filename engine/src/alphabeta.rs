@@ -317,6 +317,10 @@ impl AlphaBeta {
     /// as inside the search. A forced sequence ends at the latest when a position comes round
     /// for the third time (a draw).
     pub fn score_game(&mut self, game: &Game, limits: AbLimits) -> i32 {
+        if game.legal_moves().len() != 1 {
+            return self.search_game(game, limits).score;
+        }
+        // Only a forced position needs its own copy to play on.
         let mut game = game.clone();
         let mut sign = 1;
         while let [only] = game.legal_moves().as_slice() {
