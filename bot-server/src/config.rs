@@ -175,7 +175,9 @@ pub struct ServerConfig {
     /// The search configuration, as comma-separated settings applied in order to the default
     /// (the strongest measured): `config=uniform` for the first version's engine, or tuning
     /// keys `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `prune=on|off`,
-    /// `temp`, `samples`, `scale`, `leafdepth`, `priordepth`. ServerInfo reports the result.
+    /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
+    /// `refinegrowth`, `refinelevels`, `temp`, `samples`, `scale`, `leafdepth`, `priordepth`.
+    /// ServerInfo reports the result.
     #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
     pub mcts: MctsConfig,
 }

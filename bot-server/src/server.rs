@@ -104,6 +104,31 @@ pub async fn run_with_engine(
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut ports = Vec::new();
 
+    if let Some(addr) = config.metrics_listen {
+        // The io error alone ("Address in use") does not say which of the ports is busy.
+        let metrics_listener = TcpListener::bind(addr).await.map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot listen on {addr} for metrics: {e} (use --metrics-listen ADDR)"),
+            )
+        })?;
+        tracing::info!(addr = %metrics_listener.local_addr()?, "metrics on /metrics");
+        let router = crate::metrics::router();
+        // After the router installed the recorder: gauges set before would be lost. Hence also
+        // before the other ports serve: a search admitted earlier would set its gauge into the
+        // void and `emergo_running_searches` would be missing until the next one.
+        crate::metrics::tree_memory_budget(engine.memory.budget());
+        crate::metrics::tree_memory(engine.memory.in_use(), engine.memory.kept());
+        ports.push(net::spawn(
+            metrics_listener,
+            router,
+            ServeOptions::from_config("metrics", config),
+            connections.clone(),
+            stop_rx.clone(),
+            grace,
+        ));
+    }
+
     let mut grpc_options = ServeOptions::from_config("grpc", config);
     grpc_options.http2_only = true;
     grpc_options.tls = tls.clone();
@@ -135,29 +160,6 @@ pub async fn run_with_engine(
             http,
             crate::http::router(gateway),
             options,
-            connections.clone(),
-            stop_rx.clone(),
-            grace,
-        ));
-    }
-
-    if let Some(addr) = config.metrics_listen {
-        // The io error alone ("Address in use") does not say which of the ports is busy.
-        let metrics_listener = TcpListener::bind(addr).await.map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!("cannot listen on {addr} for metrics: {e} (use --metrics-listen ADDR)"),
-            )
-        })?;
-        tracing::info!(addr = %metrics_listener.local_addr()?, "metrics on /metrics");
-        let router = crate::metrics::router();
-        // After the router installed the recorder: gauges set before would be lost.
-        crate::metrics::tree_memory_budget(engine.memory.budget());
-        crate::metrics::tree_memory(engine.memory.in_use(), engine.memory.kept());
-        ports.push(net::spawn(
-            metrics_listener,
-            router,
-            ServeOptions::from_config("metrics", config),
             connections.clone(),
             stop_rx.clone(),
             grace,

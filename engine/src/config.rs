@@ -32,6 +32,13 @@ pub struct MctsConfig {
     pub playout_mix: f32,
     /// Stop early when the best move cannot change within the budget.
     pub smart_pruning: bool,
+    /// Playouts after which a node's moves are searched again one ply deeper for their priors
+    /// and values (`SearchParams::refine_visits`; 0: never).
+    pub refine_visits: u64,
+    /// Factor between a node's successive refinements (`SearchParams::refine_growth`).
+    pub refine_growth: u64,
+    /// Refinements of a node at most, each one ply deeper (`SearchParams::refine_levels`).
+    pub refine_levels: u32,
 }
 
 impl Default for MctsConfig {
@@ -61,6 +68,9 @@ impl MctsConfig {
             playout_cutoff: Some(0),
             playout_mix: 0.0,
             smart_pruning: false,
+            refine_visits: 0,
+            refine_growth: 4,
+            refine_levels: 1,
         }
     }
 
@@ -78,6 +88,9 @@ impl MctsConfig {
             playout_cutoff: None,
             playout_mix: 0.0,
             smart_pruning: true,
+            refine_visits: d.refine_visits,
+            refine_growth: d.refine_growth,
+            refine_levels: d.refine_levels,
         }
     }
 
@@ -100,6 +113,9 @@ impl MctsConfig {
         params.playout_cutoff = self.playout_cutoff;
         params.playout_mix = self.playout_mix;
         params.smart_pruning = self.smart_pruning;
+        params.refine_visits = self.refine_visits;
+        params.refine_growth = self.refine_growth;
+        params.refine_levels = self.refine_levels;
     }
 
     /// The knowledge, shared, for [`crate::EmergoState::with_knowledge`].
@@ -123,12 +139,16 @@ impl MctsConfig {
         "scale",
         "leafdepth",
         "priordepth",
+        "refine",
+        "refinegrowth",
+        "refinelevels",
     ];
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
-    /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, and for the knowledge `temp`,
-    /// `samples`, `scale`, `leafdepth`, `priordepth`. Errors say what is wrong with the value.
+    /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
+    /// `refinegrowth`, `refinelevels`, and for the knowledge `temp`, `samples`, `scale`,
+    /// `leafdepth`, `priordepth`. Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
             key: &str,
@@ -165,6 +185,11 @@ impl MctsConfig {
                 }
             }
             "mix" => self.playout_mix = num(key, value, finite(0.0, 1.0))?,
+            "refine" => self.refine_visits = num(key, value, |v: &u64| *v <= 1 << 40)?,
+            "refinegrowth" => {
+                self.refine_growth = num(key, value, |v: &u64| (2..=1000).contains(v))?
+            }
+            "refinelevels" => self.refine_levels = num(key, value, |v: &u32| (1..=8).contains(v))?,
             "prune" => {
                 self.smart_pruning = match value {
                     "on" => true,
@@ -235,6 +260,20 @@ impl MctsConfig {
                 if k.prior_depth > 0 {
                     let _ = write!(s, ", root priors searched {} plies deep", k.prior_depth);
                 }
+                if self.refine_visits > 0 {
+                    let _ = write!(
+                        s,
+                        ", priors searched a ply deeper after {} playouts",
+                        self.refine_visits
+                    );
+                    if self.refine_levels > 1 {
+                        let _ = write!(
+                            s,
+                            " (and again after {}x as many, {} times in all)",
+                            self.refine_growth, self.refine_levels
+                        );
+                    }
+                }
                 // Playouts run unless the leaf is evaluated instead; with knowledge they are
                 // heavy whenever more than one move is sampled per turn.
                 if (self.playout_cutoff != Some(0) || self.playout_mix > 0.0)
@@ -287,6 +326,10 @@ mod tests {
             ("config", "weak"),
             ("depth", "3"),
             ("samples", "0"),
+            ("refine", "-1"),
+            ("refinegrowth", "1"),
+            ("refinelevels", "0"),
+            ("refinelevels", "9"),
         ] {
             assert!(c.set(k, v).is_err(), "{k}={v}");
         }
@@ -312,6 +355,22 @@ mod tests {
                 .describe()
                 .contains("mixed with a playout (weight 0.5)")
         );
+        let mut refined = MctsConfig::strong();
+        for (k, v) in [
+            ("refine", "500"),
+            ("refinegrowth", "8"),
+            ("refinelevels", "2"),
+        ] {
+            refined.set(k, v).unwrap();
+        }
+        refined.apply(&mut p);
+        assert_eq!(
+            (p.refine_visits, p.refine_growth, p.refine_levels),
+            (500, 8, 2)
+        );
+        assert!(refined.describe().contains(
+            "priors searched a ply deeper after 500 playouts (and again after 8x as many, 2 times in all)"
+        ));
         let mut p = SearchParams::default();
         MctsConfig::uniform().apply(&mut p);
         assert_eq!(p, SearchParams::default());

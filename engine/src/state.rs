@@ -34,6 +34,10 @@ use emergo_rules::{Move, MoveList, Outcome, Player, Position, Repetitions, rando
 use crate::alphabeta::{AlphaBeta, quiesce};
 use crate::eval::{Weights, win_probability_scaled};
 
+/// The deepest search that scores a move for priors and values (a 12-ply search per move would
+/// take the whole budget of a move many times over).
+const MAX_KNOWLEDGE_DEPTH: u32 = 12;
+
 /// Transposition table of each search thread's leaf searcher: 2^16 entries (2 MiB).
 const LEAF_TT_BITS: u32 = 16;
 
@@ -270,6 +274,46 @@ fn to_search_outcome(o: Outcome) -> SearchOutcome {
     }
 }
 
+impl EmergoState {
+    /// Priors and values of `moves` ([`Game::move_knowledge`]) from searches `extra` plies
+    /// deeper than the expansion's depth at this ply ([`Knowledge::prior_depth`]).
+    fn knowledge_at(
+        &self,
+        moves: &[Move],
+        extra: u32,
+        priors: &mut Vec<f32>,
+        values: &mut Vec<f32>,
+    ) {
+        priors.clear();
+        values.clear();
+        let Some(k) = self.knowledge.as_deref() else {
+            return;
+        };
+        // Scores for the mover of the position after each move, captures resolved (searched
+        // deeper near the root, see `Knowledge::prior_depth`, and where the search refines).
+        let depth = k
+            .prior_depth
+            .saturating_sub(u32::from(self.ply))
+            .saturating_add(extra)
+            .min(MAX_KNOWLEDGE_DEPTH);
+        priors.extend(moves.iter().map(|&m| {
+            let mut next = self.pos;
+            next.play_unchecked(m);
+            -(k.score_at_depth(&next, depth) as f32)
+        }));
+        values.extend(
+            priors
+                .iter()
+                .map(|&s| win_probability_scaled(s as i32, k.value_scale)),
+        );
+        let top = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let t = k.prior_temperature.max(1.0);
+        for p in priors.iter_mut() {
+            *p = ((*p - top) / t).exp();
+        }
+    }
+}
+
 impl Game for EmergoState {
     type Move = Move;
 
@@ -316,29 +360,18 @@ impl Game for EmergoState {
     }
 
     fn move_knowledge(&self, moves: &[Move], priors: &mut Vec<f32>, values: &mut Vec<f32>) {
-        priors.clear();
-        values.clear();
-        let Some(k) = self.knowledge.as_deref() else {
-            return;
-        };
-        // Scores for the mover of the position after each move, captures resolved (searched
-        // deeper near the root, see `Knowledge::prior_depth`).
-        let depth = k.prior_depth.saturating_sub(u32::from(self.ply));
-        priors.extend(moves.iter().map(|&m| {
-            let mut next = self.pos;
-            next.play_unchecked(m);
-            -(k.score_at_depth(&next, depth) as f32)
-        }));
-        values.extend(
-            priors
-                .iter()
-                .map(|&s| win_probability_scaled(s as i32, k.value_scale)),
-        );
-        let top = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let t = k.prior_temperature.max(1.0);
-        for p in priors.iter_mut() {
-            *p = ((*p - top) / t).exp();
-        }
+        self.knowledge_at(moves, 0, priors, values);
+    }
+
+    /// Each level searches the moves one ply deeper than the expansion did.
+    fn refine_knowledge(
+        &self,
+        moves: &[Move],
+        level: u32,
+        priors: &mut Vec<f32>,
+        values: &mut Vec<f32>,
+    ) {
+        self.knowledge_at(moves, level, priors, values);
     }
 
     fn playout(&mut self, rng: &mut Rng, max_turns: u32) -> Playout {
@@ -432,6 +465,26 @@ mod tests {
         let child_pos = *child.position();
         for (i, &m) in replies.iter().enumerate() {
             assert_eq!(values[i], expected(&child_pos, m, 1), "{m}");
+        }
+        // Refined knowledge searches `level` plies deeper than the expansion did, here and
+        // below the depth where expansions stop searching.
+        child.refine_knowledge(&replies, 2, &mut priors, &mut values);
+        for (i, &m) in replies.iter().enumerate() {
+            assert_eq!(values[i], expected(&child_pos, m, 3), "{m}");
+        }
+        let mut grandchild = child.clone();
+        grandchild.play(replies[0]);
+        grandchild.play({
+            let mut third = Vec::new();
+            grandchild.legal_moves(&mut third);
+            third[0]
+        });
+        let deep_pos = *grandchild.position();
+        let mut later = Vec::new();
+        grandchild.legal_moves(&mut later);
+        grandchild.refine_knowledge(&later, 1, &mut priors, &mut values);
+        for (i, &m) in later.iter().enumerate() {
+            assert_eq!(values[i], expected(&deep_pos, m, 1), "{m}");
         }
     }
 

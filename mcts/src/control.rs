@@ -111,6 +111,10 @@ pub(crate) struct Control {
     reclaim_nanos: AtomicU64,
     /// Whether the tree was full at some point of the run (before a reclaim, say).
     tree_full: AtomicBool,
+    /// Nodes whose knowledge was refined ([`SearchParams::refine_visits`]), flushed in batches.
+    ///
+    /// [`SearchParams::refine_visits`]: crate::SearchParams::refine_visits
+    refinements: AtomicU64,
 }
 
 impl Control {
@@ -135,6 +139,7 @@ impl Control {
             nodes_reclaimed: AtomicU64::new(0),
             reclaim_nanos: AtomicU64::new(0),
             tree_full: AtomicBool::new(false),
+            refinements: AtomicU64::new(0),
         }
     }
 
@@ -297,6 +302,17 @@ impl Control {
             self.depth_count.fetch_add(count, Ordering::Relaxed);
             self.max_depth.fetch_max(max, Ordering::Relaxed);
         }
+    }
+
+    pub(crate) fn add_refinements(&self, n: u64) {
+        if n > 0 {
+            self.refinements.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Knowledge refinements done in this run.
+    pub(crate) fn refinements(&self) -> u64 {
+        self.refinements.load(Ordering::Relaxed)
     }
 
     pub(crate) fn max_depth(&self) -> u32 {

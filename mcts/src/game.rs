@@ -140,6 +140,29 @@ pub trait Game: Clone + Send + Sync + 'static {
         values.clear();
     }
 
+    /// Better knowledge of `moves` (as for [`move_knowledge`](Game::move_knowledge)) for a node
+    /// the search keeps coming back to: asked once the node has had
+    /// [`SearchParams::refine_visits`](crate::SearchParams::refine_visits) playouts (`level`
+    /// 1), then again at each further step of
+    /// [`refine_growth`](crate::SearchParams::refine_growth) times as many (levels 2, 3, ...,
+    /// up to [`refine_levels`](crate::SearchParams::refine_levels)). A game with a search of
+    /// its own answers from a deeper one each level, so that the effort goes where the tree
+    /// concentrates (the priors of Baier & Winands' MCTS-minimax hybrids, computed where the
+    /// visits say they matter). What the answer leaves empty keeps its earlier value.
+    ///
+    /// The default leaves both empty: nothing changes.
+    fn refine_knowledge(
+        &self,
+        moves: &[Self::Move],
+        level: u32,
+        priors: &mut Vec<f32>,
+        values: &mut Vec<f32>,
+    ) {
+        let _ = (moves, level);
+        priors.clear();
+        values.clear();
+    }
+
     /// Random playout from this state (mutating it), at most `max_turns` turns.
     ///
     /// The default plays uniformly random legal moves (from [`legal_moves`](Game::legal_moves))

@@ -34,7 +34,7 @@ use rand_xoshiro::rand_core::SeedableRng;
 use crate::backup::{self, Step, value_for_one};
 use crate::control::{Contention, Control};
 use crate::core::Core;
-use crate::expand::{Expanded, MoveKnowledge, expand};
+use crate::expand::{Expanded, MoveKnowledge, expand, refine};
 use crate::game::{Game, Outcome, Player, PlayoutEnd, Rng};
 use crate::node::{Child, Expansion, Node};
 use crate::select::Uct;
@@ -95,6 +95,10 @@ pub(crate) struct Worker<G: Game> {
     move_cache: MoveCache<G::Move>,
     siblings: SiblingCache,
     knowledge: MoveKnowledge,
+    /// The legal moves of a node being refined.
+    refine_moves: Vec<G::Move>,
+    /// Refinements done since the last flush.
+    refinements: u64,
     path: Vec<Step>,
     rng: Rng,
     uct: Uct,
@@ -118,6 +122,8 @@ impl<G: Game> Worker<G> {
             move_cache: MoveCache::new(core.tree.epoch()),
             siblings: SiblingCache::new(core.tree.epoch()),
             knowledge: MoveKnowledge::new(core.params.uses_knowledge()),
+            refine_moves: Vec::new(),
+            refinements: 0,
             path: Vec::new(),
             rng: Rng::seed_from_u64(seed),
             uct: Uct::new(&core.params),
@@ -171,6 +177,11 @@ impl<G: Game> Worker<G> {
                     break (outcome.value_for(Player::One), true);
                 }
                 Expansion::Expanded { first, count } => {
+                    if !moves_listed && self.knowledge.wanted() {
+                        if let Some(level) = core.params.refine_level(started_before) {
+                            self.refine(tree, index, first, count, level);
+                        }
+                    }
                     let to_move = self.state.to_move();
                     let floor =
                         (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
@@ -299,6 +310,28 @@ impl<G: Game> Worker<G> {
         }
     }
 
+    /// Refines the knowledge of node `index` (expanded, edges `first..first + count`, its
+    /// position the scratch state) at `level` ([`SearchParams::refine_visits`]). This thread's
+    /// memory of the node's children is dropped: their priors and values changed without a
+    /// visit that would show it.
+    ///
+    /// [`SearchParams::refine_visits`]: crate::SearchParams::refine_visits
+    fn refine(&mut self, tree: &Tree, index: u32, first: u32, count: u32, level: u32) {
+        self.state.legal_moves(&mut self.refine_moves);
+        if refine(
+            tree,
+            first,
+            count,
+            &self.refine_moves,
+            &self.state,
+            level,
+            &mut self.knowledge,
+        ) {
+            self.siblings.forget(index);
+            self.refinements += 1;
+        }
+    }
+
     /// The tree could not grow: ask for a reclaim, if the parameters want one.
     fn tree_full(&self, core: &Core<G>) {
         core.ctl.note_tree_full();
@@ -359,6 +392,7 @@ impl<G: Game> Worker<G> {
     pub(crate) fn flush(&mut self, ctl: &Control) {
         ctl.add_depths(self.depth_sum, self.depth_count, self.max_depth);
         ctl.add_contention(std::mem::take(&mut self.contention));
+        ctl.add_refinements(std::mem::take(&mut self.refinements));
         self.depth_sum = 0;
         self.depth_count = 0;
     }

@@ -338,10 +338,36 @@ pub(crate) struct EdgeView {
 impl Edge {
     /// Writes prior and static value of a fresh edge (before the parent is published).
     pub(crate) fn init(&self, prior: Option<f32>, value: Option<f32>) {
+        self.0
+            .store(Edge::knowledge_bits(prior, value), Ordering::Relaxed);
+    }
+
+    /// Prior and static value encoded in the upper 32 bits (the child field left 0).
+    fn knowledge_bits(prior: Option<f32>, value: Option<f32>) -> u64 {
         let prior = prior.map_or(0, |p| ((p.clamp(0.0, 1.0) * 65535.0 + 0.5) as u16).max(1));
         let value = value.map_or(0, quantise_value);
-        let bits = (u64::from(prior) << 32) | (u64::from(value) << 48);
-        self.0.store(bits, Ordering::Relaxed);
+        (u64::from(prior) << 32) | (u64::from(value) << 48)
+    }
+
+    /// Replaces prior and static value of a published edge (knowledge refined while the
+    /// search runs, [`SearchParams::refine_visits`](crate::SearchParams::refine_visits)),
+    /// keeping its child, and either part the game did not give anew (`None`): a
+    /// compare-exchange loop, since other threads may be creating the child at the same time.
+    /// Readers see the old pair or the new one, never a mix.
+    pub(crate) fn refine(&self, prior: Option<f32>, value: Option<f32>) {
+        let new = Edge::knowledge_bits(prior, value);
+        let mut keep = u64::from(u32::MAX);
+        if prior.is_none() {
+            keep |= 0xFFFF << 32;
+        }
+        if value.is_none() {
+            keep |= 0xFFFF << 48;
+        }
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |bits| {
+                Some(new | (bits & keep))
+            });
     }
 
     fn decode_codes(bits: u64) -> EdgeCodes {
@@ -477,6 +503,17 @@ mod tests {
         copy.copy_knowledge(&edge);
         assert_eq!(copy.read().child, Child::Absent);
         assert!((copy.read().value.unwrap_or_default() - 0.75).abs() < 1e-4);
+
+        // Refined knowledge replaces what it gives and keeps the child and the rest.
+        edge.refine(Some(0.5), None);
+        let view = edge.read();
+        assert_eq!(view.child, Child::Node(7));
+        assert!((prior_of(edge.read_codes().prior) - 0.5).abs() < 1e-4);
+        assert!((view.value.unwrap_or_default() - 0.75).abs() < 1e-4);
+        edge.refine(None, Some(0.125));
+        assert!((prior_of(edge.read_codes().prior) - 0.5).abs() < 1e-4);
+        assert!((edge.read().value.unwrap_or_default() - 0.125).abs() < 1e-4);
+        assert_eq!(edge.child(), Some(7));
     }
 
     #[test]

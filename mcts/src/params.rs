@@ -92,6 +92,17 @@ pub struct SearchParams {
     /// ([`Game::move_knowledge`](crate::Game::move_knowledge)), and selection ranks children
     /// by `(1 - w) * Q + w * minimax`. 0 (default) turns it off; needs a game that gives values.
     pub minimax_weight: f32,
+    /// Knowledge refined where the search concentrates: a node that has had this many playouts
+    /// (and then `refine_growth` times as many, and so on, `refine_levels` times in all) asks
+    /// the game again for its moves' priors and static values
+    /// ([`Game::refine_knowledge`](crate::Game::refine_knowledge)), which replace those of its
+    /// expansion. 0 (default) turns it off; values at or below
+    /// [`expand_threshold`](SearchParams::expand_threshold) count as one more than it.
+    pub refine_visits: u64,
+    /// Factor between two refinements of a node (at least 2). Default 4.
+    pub refine_growth: u64,
+    /// How many times a node is refined at most (level 1 up to this). Default 1.
+    pub refine_levels: u32,
 }
 
 /// The selection formula. Both clamp values into the solver bounds and skip proven losses.
@@ -133,6 +144,9 @@ impl Default for SearchParams {
             selection: Selection::Uct,
             prior_weight: 0.0,
             minimax_weight: 0.0,
+            refine_visits: 0,
+            refine_growth: 4,
+            refine_levels: 1,
         }
     }
 }
@@ -151,8 +165,71 @@ impl SearchParams {
             || self.playout_cutoff.is_some()
     }
 
+    /// The refinement level due at a node with `started_before` playouts started before this
+    /// one, if any ([`SearchParams::refine_visits`]): exactly one arrival sees each threshold,
+    /// so each level is computed once, by one thread.
+    pub(crate) fn refine_level(&self, started_before: u64) -> Option<u32> {
+        if self.refine_visits == 0 || self.refine_levels == 0 {
+            return None;
+        }
+        let mut threshold = self
+            .refine_visits
+            .max(u64::from(self.expand_threshold.max(1)) + 1);
+        let growth = self.refine_growth.max(2);
+        for level in 1..=self.refine_levels {
+            if started_before == threshold {
+                return Some(level);
+            }
+            if started_before < threshold {
+                return None;
+            }
+            threshold = threshold.checked_mul(growth)?;
+        }
+        None
+    }
+
     /// The number of threads to run, at least 1.
     pub(crate) fn thread_count(&self) -> usize {
         self.threads.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refinement_levels_fall_on_their_visit_counts() {
+        let p = SearchParams {
+            refine_visits: 10,
+            refine_growth: 4,
+            refine_levels: 3,
+            ..SearchParams::default()
+        };
+        let due: Vec<(u64, u32)> = (0..1000)
+            .filter_map(|n| p.refine_level(n).map(|level| (n, level)))
+            .collect();
+        assert_eq!(due, [(10, 1), (40, 2), (160, 3)]);
+        // Off by default, and never at or below the expansion threshold.
+        assert_eq!(
+            (0..1000).find_map(|n| SearchParams::default().refine_level(n)),
+            None
+        );
+        let low = SearchParams {
+            refine_visits: 1,
+            expand_threshold: 3,
+            ..SearchParams::default()
+        };
+        assert_eq!(low.refine_level(4), Some(1));
+        assert_eq!(low.refine_level(3), None);
+        // A growth below 2 counts as 2; huge thresholds do not overflow.
+        let slow = SearchParams {
+            refine_visits: u64::MAX / 2 + 1,
+            refine_growth: 0,
+            refine_levels: 5,
+            ..SearchParams::default()
+        };
+        assert_eq!(slow.refine_level(u64::MAX / 2 + 1), Some(1));
+        assert_eq!(slow.refine_level(u64::MAX), None);
     }
 }

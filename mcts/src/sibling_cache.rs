@@ -148,6 +148,13 @@ impl SiblingCache {
         })
     }
 
+    /// Forgets the scan of `parent` (its children changed in a way its counters do not show).
+    pub(crate) fn forget(&mut self, parent: u32) {
+        if let Some(slot) = self.slots.get_mut(parent as usize % Self::SLOTS) {
+            slot.parent = u32::MAX;
+        }
+    }
+
     /// Starts remembering a full scan of `parent`: the children are pushed on the returned
     /// vector in edge order, then [`SiblingCache::picked`] completes the entry. The slot is
     /// marked empty until then.

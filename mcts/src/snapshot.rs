@@ -47,6 +47,10 @@ pub struct Snapshot<M> {
     pub max_depth: u32,
     /// Mean tree depth playouts started from in this search (may lag a little while running).
     pub mean_depth: f64,
+    /// Nodes whose knowledge was refined in this search
+    /// ([`SearchParams::refine_visits`](crate::SearchParams::refine_visits); may lag a little
+    /// while running).
+    pub refinements: u64,
     /// Expected score in `[0, 1]` for the side to move at the root (exact if the root is proven).
     pub root_value: f32,
     /// Solver result for the side to move at the root.
@@ -150,6 +154,7 @@ pub(crate) fn build<G: Game>(core: &Core<G>) -> Snapshot<G::Move> {
         },
         max_depth: ctl.max_depth(),
         mean_depth: ctl.mean_depth(),
+        refinements: ctl.refinements(),
         root_value,
         root_proven,
         best_move: moves.first().map(|m| m.mv),

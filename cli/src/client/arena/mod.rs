@@ -50,7 +50,8 @@ use spec::{Budget, EngineKind};
 pub struct ArenaArgs {
     /// An engine (give two or more): `random`, `greedy`, `mcts[:key=value,...]` (keys:
     /// playouts, time, threads, name, and the search settings config=strong|uniform, c, fpu,
-    /// sel, pw, minimax, cutoff, prune, temp, samples, scale, leafdepth, priordepth), `ab[:key=value,...]`
+    /// sel, pw, minimax, cutoff, mix, prune, refine, refinegrowth, refinelevels, temp, samples,
+    /// scale, leafdepth, priordepth), `ab[:key=value,...]`
     /// (alpha-beta; keys: time, depth, nodes, name) or `server:URL[,key=value,...]` (keys:
     /// playouts, time, threads, ponder=on|off, name), e.g. `mcts:config=uniform,time=200ms`,
     /// `ab:depth=4`, `server:http://127.0.0.1:50051,time=200ms,ponder=on,name=prod`.
@@ -417,4 +418,30 @@ fn clock_seed() -> u64 {
         .map_or(0, |d| d.as_nanos());
     // Keep seeds short enough to type back.
     mix(nanos as u64, u64::from(std::process::id())) % 1_000_000_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `--engine` help names every search setting (it is written by hand).
+    #[test]
+    fn engine_help_lists_every_search_setting() {
+        use clap::CommandFactory as _;
+        #[derive(clap::Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: ArenaArgs,
+        }
+        let help = Wrapper::command()
+            .get_arguments()
+            .find(|a| a.get_id() == "engines")
+            .and_then(|a| a.get_long_help().or(a.get_help()))
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        let words: Vec<&str> = help.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+        for key in emergo_engine::MctsConfig::KEYS {
+            assert!(words.contains(key), "{key} missing from: {help}");
+        }
+    }
 }
