@@ -410,7 +410,22 @@ impl AlphaBeta {
     /// deepening, no history, no time limit): the leaf evaluation of the MCTS hybrid. Unlike
     /// [`search`](AlphaBeta::search) it searches a position with a single legal move too.
     pub fn score(&mut self, pos: &Position, depth: u32) -> i32 {
-        self.budget = NodeBudget::unlimited();
+        // Without a deadline nothing aborts the search.
+        self.score_by(pos, depth, None).unwrap_or(0)
+    }
+
+    /// [`score`](AlphaBeta::score), given up at `deadline` (`None` then): the MCTS refines its
+    /// knowledge with such searches and must not overrun its own time limit for one.
+    pub fn score_by(
+        &mut self,
+        pos: &Position,
+        depth: u32,
+        deadline: Option<Instant>,
+    ) -> Option<i32> {
+        self.budget = NodeBudget {
+            deadline,
+            ..NodeBudget::unlimited()
+        };
         self.window_start = 0;
         let mut score = 0;
         // A finished position is scored by `node_inner` itself.
@@ -419,8 +434,11 @@ impl AlphaBeta {
             self.path.push(pos.hash());
             let mut alpha = -WIN - 1;
             score = self.node_inner(pos, d as i32, &mut alpha, WIN + 1, 0);
+            if self.budget.aborted {
+                return None;
+            }
         }
-        score
+        Some(score)
     }
 
     /// One iteration at the root. Returns the best score and the best move whose search

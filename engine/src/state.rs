@@ -25,6 +25,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::time::Instant;
 
 use emergo_mcts::{
     Game, Outcome as SearchOutcome, Player as SearchPlayer, Playout, PlayoutEnd, Rng, uniform_index,
@@ -99,15 +100,21 @@ impl Knowledge {
     /// The score of `pos` by an alpha-beta search `depth` plies deep (0: quiescence only), on
     /// this thread's searcher.
     fn score_at_depth(&self, pos: &Position, depth: u32) -> i32 {
+        // Without a deadline the search always finishes.
+        self.score_by(pos, depth, None).unwrap_or(0)
+    }
+
+    /// [`score_at_depth`](Knowledge::score_at_depth), given up at `deadline`.
+    fn score_by(&self, pos: &Position, depth: u32, deadline: Option<Instant>) -> Option<i32> {
         if depth == 0 {
-            return self.score(pos);
+            return Some(self.score(pos));
         }
         LEAF_SEARCH.with(|cell| {
             let mut slot = cell.borrow_mut();
             let ab =
                 slot.get_or_insert_with(|| Box::new(AlphaBeta::new(LEAF_TT_BITS, self.weights)));
             ab.set_weights(self.weights);
-            ab.score(pos, depth)
+            ab.score_by(pos, depth, deadline)
         })
     }
 }
@@ -276,11 +283,13 @@ fn to_search_outcome(o: Outcome) -> SearchOutcome {
 
 impl EmergoState {
     /// Priors and values of `moves` ([`Game::move_knowledge`]) from searches `extra` plies
-    /// deeper than the expansion's depth at this ply ([`Knowledge::prior_depth`]).
+    /// deeper than the expansion's depth at this ply ([`Knowledge::prior_depth`]); none at all
+    /// if they cannot be finished by `deadline`.
     fn knowledge_at(
         &self,
         moves: &[Move],
         extra: u32,
+        deadline: Option<Instant>,
         priors: &mut Vec<f32>,
         values: &mut Vec<f32>,
     ) {
@@ -296,11 +305,15 @@ impl EmergoState {
             .saturating_sub(u32::from(self.ply))
             .saturating_add(extra)
             .min(MAX_KNOWLEDGE_DEPTH);
-        priors.extend(moves.iter().map(|&m| {
+        for &m in moves {
             let mut next = self.pos;
             next.play_unchecked(m);
-            -(k.score_at_depth(&next, depth) as f32)
-        }));
+            let Some(score) = k.score_by(&next, depth, deadline) else {
+                priors.clear();
+                return;
+            };
+            priors.push(-(score as f32));
+        }
         values.extend(
             priors
                 .iter()
@@ -360,7 +373,7 @@ impl Game for EmergoState {
     }
 
     fn move_knowledge(&self, moves: &[Move], priors: &mut Vec<f32>, values: &mut Vec<f32>) {
-        self.knowledge_at(moves, 0, priors, values);
+        self.knowledge_at(moves, 0, None, priors, values);
     }
 
     /// Each level searches the moves one ply deeper than the expansion did.
@@ -368,10 +381,11 @@ impl Game for EmergoState {
         &self,
         moves: &[Move],
         level: u32,
+        deadline: Option<Instant>,
         priors: &mut Vec<f32>,
         values: &mut Vec<f32>,
     ) {
-        self.knowledge_at(moves, level, priors, values);
+        self.knowledge_at(moves, level, deadline, priors, values);
     }
 
     fn playout(&mut self, rng: &mut Rng, max_turns: u32) -> Playout {
@@ -437,6 +451,24 @@ mod tests {
     }
 
     #[test]
+    fn refined_knowledge_gives_up_at_the_deadline() {
+        // The opening's 40 entries searched 4 plies deep take tens of milliseconds: with the
+        // deadline already past, the answer is given up and nothing is changed.
+        let state = EmergoState::new(Position::initial())
+            .with_knowledge(Some(Arc::new(Knowledge::default())));
+        let mut moves = Vec::new();
+        state.legal_moves(&mut moves);
+        let (mut priors, mut values) = (vec![1.0], vec![0.5]);
+        let past = Instant::now();
+        state.refine_knowledge(&moves, 4, Some(past), &mut priors, &mut values);
+        assert!(priors.is_empty() && values.is_empty());
+        // A deadline far away changes nothing.
+        let later = Instant::now() + std::time::Duration::from_secs(600);
+        state.refine_knowledge(&moves, 1, Some(later), &mut priors, &mut values);
+        assert_eq!((priors.len(), values.len()), (moves.len(), moves.len()));
+    }
+
+    #[test]
     fn prior_depth_searches_the_root_moves_deeper() {
         let pos: Position = "9/9/9/9/2a@6/9/4A@4/9/9 w 40 0,0".parse().unwrap();
         let deep = Knowledge {
@@ -468,7 +500,7 @@ mod tests {
         }
         // Refined knowledge searches `level` plies deeper than the expansion did, here and
         // below the depth where expansions stop searching.
-        child.refine_knowledge(&replies, 2, &mut priors, &mut values);
+        child.refine_knowledge(&replies, 2, None, &mut priors, &mut values);
         for (i, &m) in replies.iter().enumerate() {
             assert_eq!(values[i], expected(&child_pos, m, 3), "{m}");
         }
@@ -482,7 +514,7 @@ mod tests {
         let deep_pos = *grandchild.position();
         let mut later = Vec::new();
         grandchild.legal_moves(&mut later);
-        grandchild.refine_knowledge(&later, 1, &mut priors, &mut values);
+        grandchild.refine_knowledge(&later, 1, None, &mut priors, &mut values);
         for (i, &m) in later.iter().enumerate() {
             assert_eq!(values[i], expected(&deep_pos, m, 1), "{m}");
         }

@@ -1,6 +1,8 @@
 //! Expansion: giving a leaf its edges, one per legal move, filled with the game's knowledge
 //! (normalised priors, static values), or proving it terminal when it has no move.
 
+use std::time::Instant;
+
 use crate::game::{Game, Outcome, Player};
 use crate::node::{Child, Expansion, MAX_CHILDREN, Node};
 use crate::solver::Bounds;
@@ -62,8 +64,8 @@ pub(crate) fn expand<G: Game>(
 /// `state`) the game's refined knowledge of `level` ([`Game::refine_knowledge`]): new priors
 /// and static values on its edges, and the new static value as the minimax value of each child
 /// created but not expanded yet (an expanded child's comes from its own children). The
-/// iteration's minimax backup then carries the change up. Returns whether the game gave
-/// anything.
+/// iteration's minimax backup then carries the change up. `deadline`: the search's time limit,
+/// passed on to the game. Returns whether the game gave anything.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn refine<G: Game>(
     tree: &Tree,
@@ -72,12 +74,19 @@ pub(crate) fn refine<G: Game>(
     moves: &[G::Move],
     state: &G,
     level: u32,
+    deadline: Option<Instant>,
     knowledge: &mut MoveKnowledge,
 ) -> bool {
     if moves.len() != count as usize {
         return false;
     }
-    state.refine_knowledge(moves, level, &mut knowledge.priors, &mut knowledge.values);
+    state.refine_knowledge(
+        moves,
+        level,
+        deadline,
+        &mut knowledge.priors,
+        &mut knowledge.values,
+    );
     knowledge.normalise(moves.len());
     if knowledge.total.is_none() && knowledge.values().is_none() {
         return false;

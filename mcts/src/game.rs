@@ -4,6 +4,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::time::Instant;
 
 use rand_xoshiro::rand_core::Rng as _;
 
@@ -150,15 +151,20 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// concentrates (the priors of Baier & Winands' MCTS-minimax hybrids, computed where the
     /// visits say they matter). What the answer leaves empty keeps its earlier value.
     ///
+    /// `deadline` is the search's own time limit, if it has one: an answer that cannot be had
+    /// by then should be given up (left empty) rather than make the search overrun it. A stop
+    /// request waits for the answer, so a game should keep each level's cost bounded.
+    ///
     /// The default leaves both empty: nothing changes.
     fn refine_knowledge(
         &self,
         moves: &[Self::Move],
         level: u32,
+        deadline: Option<Instant>,
         priors: &mut Vec<f32>,
         values: &mut Vec<f32>,
     ) {
-        let _ = (moves, level);
+        let _ = (moves, level, deadline);
         priors.clear();
         values.clear();
     }

@@ -179,7 +179,7 @@ impl<G: Game> Worker<G> {
                 Expansion::Expanded { first, count } => {
                     if !moves_listed && self.knowledge.wanted() {
                         if let Some(level) = core.params.refine_level(started_before) {
-                            self.refine(tree, index, first, count, level);
+                            self.refine(core, tree, index, first, count, level);
                         }
                     }
                     let to_move = self.state.to_move();
@@ -311,12 +311,25 @@ impl<G: Game> Worker<G> {
     }
 
     /// Refines the knowledge of node `index` (expanded, edges `first..first + count`, its
-    /// position the scratch state) at `level` ([`SearchParams::refine_visits`]). This thread's
+    /// position the scratch state) at `level` ([`SearchParams::refine_visits`]), by the
+    /// search's time limit if it has one. This thread's
     /// memory of the node's children is dropped: their priors and values changed without a
     /// visit that would show it.
     ///
     /// [`SearchParams::refine_visits`]: crate::SearchParams::refine_visits
-    fn refine(&mut self, tree: &Tree, index: u32, first: u32, count: u32, level: u32) {
+    fn refine(
+        &mut self,
+        core: &Core<G>,
+        tree: &Tree,
+        index: u32,
+        first: u32,
+        count: u32,
+        level: u32,
+    ) {
+        let deadline = core
+            .params
+            .max_time
+            .and_then(|max_time| core.ctl.started().checked_add(max_time));
         self.state.legal_moves(&mut self.refine_moves);
         if refine(
             tree,
@@ -325,6 +338,7 @@ impl<G: Game> Worker<G> {
             &self.refine_moves,
             &self.state,
             level,
+            deadline,
             &mut self.knowledge,
         ) {
             self.siblings.forget(index);

@@ -92,7 +92,10 @@
 //!   [`SearchParams::playout_cutoff`] plies or replaces them; move priors (PUCT, or progressive
 //!   bias under UCT); static move values that seed first-play values and implicit minimax
 //!   backups ([`SearchParams::minimax_weight`]). Priors and static values are stored as 16-bit
-//!   fixed point in the edge, beside the child's node index.
+//!   fixed point in the edge, beside the child's node index. A node that keeps being visited
+//!   can ask the game again ([`Game::refine_knowledge`], [`SearchParams::refine_visits`]):
+//!   the better answer replaces the edges' priors and values in place (one compare-exchange per
+//!   edge), so costly knowledge is spent where the visits go.
 //! * **Expansion**: a leaf gets `expand_threshold` playouts of its own (default 1) before its
 //!   edges are allocated, in one contiguous block; the thread that wins the race expands, the
 //!   others wait for it, so statistics stay exact under any number of threads. A child's node

@@ -74,6 +74,7 @@ impl Game for Hindsight {
         &self,
         moves: &[u32],
         level: u32,
+        _deadline: Option<std::time::Instant>,
         priors: &mut Vec<f32>,
         values: &mut Vec<f32>,
     ) {
