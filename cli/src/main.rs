@@ -284,7 +284,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     )?;
                     writeln!(
                         out,
-                        "reclaims: {} ({} nodes dropped, threads held {:.0} ms); peak RSS {}; max depth {}; best move {}",
+                        "reclaims: {} ({} nodes dropped, threads held {:.0} ms); peak RSS {}; max depth {}; refinements {}; best move {}",
                         r.reclaims,
                         r.nodes_reclaimed,
                         r.reclaim_seconds * 1000.0,
@@ -293,6 +293,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                             b as f64 / 1048576.0
                         )),
                         r.max_depth,
+                        r.refinements,
                         r.best_move
                     )?;
                     if let (Some(first), Some(last)) = (r.timeline.first(), r.timeline.last()) {

@@ -151,9 +151,11 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// concentrates (the priors of Baier & Winands' MCTS-minimax hybrids, computed where the
     /// visits say they matter). What the answer leaves empty keeps its earlier value.
     ///
-    /// `deadline` is the search's own time limit, if it has one: an answer that cannot be had
-    /// by then should be given up (left empty) rather than make the search overrun it. A stop
-    /// request waits for the answer, so a game should keep each level's cost bounded.
+    /// `deadline`, under a time limit, is half the search's time left: an answer that cannot
+    /// be had by then should be given up (left empty) rather than make the search overrun its
+    /// budget. A level given up on (or left unanswered for any reason) is not asked again by
+    /// that thread in that search, nor any level above it. A stop request waits for the answer,
+    /// so a game should keep each level's cost bounded.
     ///
     /// The default leaves both empty: nothing changes.
     fn refine_knowledge(

@@ -29,6 +29,8 @@
 //! than its children together, however many threads run, except where visits stop at proven
 //! nodes or where a full tree or a reclaim cut the children.
 
+use std::time::Instant;
+
 use rand_xoshiro::rand_core::SeedableRng;
 
 use crate::backup::{self, Step, value_for_one};
@@ -99,6 +101,10 @@ pub(crate) struct Worker<G: Game> {
     refine_moves: Vec<G::Move>,
     /// Refinements done since the last flush.
     refinements: u64,
+    /// The highest refinement level this thread still asks for: a level the game gave up on
+    /// (no answer, typically because it could not be had in time) is not asked again in this
+    /// search, nor any above it, so the time is not lost twice.
+    refine_ceiling: u32,
     path: Vec<Step>,
     rng: Rng,
     uct: Uct,
@@ -124,6 +130,7 @@ impl<G: Game> Worker<G> {
             knowledge: MoveKnowledge::new(core.params.uses_knowledge()),
             refine_moves: Vec::new(),
             refinements: 0,
+            refine_ceiling: u32::MAX,
             path: Vec::new(),
             rng: Rng::seed_from_u64(seed),
             uct: Uct::new(&core.params),
@@ -178,7 +185,11 @@ impl<G: Game> Worker<G> {
                 }
                 Expansion::Expanded { first, count } => {
                     if !moves_listed && self.knowledge.wanted() {
-                        if let Some(level) = core.params.refine_level(started_before) {
+                        if let Some(level) = core
+                            .params
+                            .refine_level(started_before)
+                            .filter(|&level| level <= self.refine_ceiling)
+                        {
                             self.refine(core, tree, index, first, count, level);
                         }
                     }
@@ -311,10 +322,10 @@ impl<G: Game> Worker<G> {
     }
 
     /// Refines the knowledge of node `index` (expanded, edges `first..first + count`, its
-    /// position the scratch state) at `level` ([`SearchParams::refine_visits`]), by the
-    /// search's time limit if it has one. This thread's
-    /// memory of the node's children is dropped: their priors and values changed without a
-    /// visit that would show it.
+    /// position the scratch state) at `level` ([`SearchParams::refine_visits`]). Under a time
+    /// limit the game is given half the time left: a refinement it must give up on then costs
+    /// at most that, and (see `refine_ceiling`) only once. This thread's memory of the node's
+    /// children is dropped: their priors and values changed without a visit that would show it.
     ///
     /// [`SearchParams::refine_visits`]: crate::SearchParams::refine_visits
     fn refine(
@@ -326,12 +337,13 @@ impl<G: Game> Worker<G> {
         count: u32,
         level: u32,
     ) {
-        let deadline = core
-            .params
-            .max_time
-            .and_then(|max_time| core.ctl.started().checked_add(max_time));
+        let deadline = core.params.max_time.and_then(|max_time| {
+            let now = Instant::now();
+            let end = core.ctl.started().checked_add(max_time)?;
+            now.checked_add(end.saturating_duration_since(now) / 2)
+        });
         self.state.legal_moves(&mut self.refine_moves);
-        if refine(
+        let refined = refine(
             tree,
             first,
             count,
@@ -340,9 +352,12 @@ impl<G: Game> Worker<G> {
             level,
             deadline,
             &mut self.knowledge,
-        ) {
+        );
+        if refined {
             self.siblings.forget(index);
             self.refinements += 1;
+        } else {
+            self.refine_ceiling = level - 1;
         }
     }
 

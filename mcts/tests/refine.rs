@@ -18,6 +18,8 @@ struct Hindsight {
     nim: Nim,
     /// Every refinement asked: (pile, level).
     asked: Arc<Mutex<Vec<(u32, u32)>>>,
+    /// Levels from this one on are given up (left unanswered).
+    gives_up_at: u32,
 }
 
 impl Hindsight {
@@ -25,6 +27,7 @@ impl Hindsight {
         Hindsight {
             nim: Nim::new(pile, 3),
             asked: Arc::default(),
+            gives_up_at: u32::MAX,
         }
     }
 
@@ -80,6 +83,10 @@ impl Game for Hindsight {
     ) {
         self.asked.lock().unwrap().push((self.nim.pile, level));
         values.clear();
+        priors.clear();
+        if level >= self.gives_up_at {
+            return;
+        }
         values.extend(self.truth(moves));
         priors.clear();
         priors.extend(values.iter().map(|v| 0.05 + v));
@@ -191,4 +198,28 @@ fn a_search_without_knowledge_never_refines() {
     let snap = Search::new(game.clone(), p).run();
     assert_eq!(snap.refinements, 0);
     assert!(game.asked().is_empty());
+}
+
+#[test]
+fn a_level_given_up_on_is_not_asked_again() {
+    // The game answers level 1 and gives up on level 2 (as when its deeper search cannot be
+    // had in time): the thread asks for level 2 once, then never for level 2 or 3 again, and
+    // level 1 still refines the nodes that reach it.
+    let game = Hindsight {
+        gives_up_at: 2,
+        ..Hindsight::new(1001)
+    };
+    let p = SearchParams {
+        refine_visits: 10,
+        refine_levels: 3,
+        ..params(2_000)
+    };
+    let snap = Search::new(game.clone(), p).run();
+    let asked = game.asked();
+    let deeper: Vec<&(u32, u32)> = asked.iter().filter(|&&(_, level)| level > 1).collect();
+    assert_eq!(deeper, [&(1001, 2)], "{asked:?}");
+    let answered = asked.iter().filter(|&&(_, level)| level == 1).count();
+    assert!(answered > 1, "{asked:?}");
+    assert_eq!(snap.refinements, answered as u64);
+    assert_eq!(snap.best_move, Some(1), "{:?}", snap.moves);
 }

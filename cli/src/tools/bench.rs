@@ -233,6 +233,8 @@ pub struct SearchBench {
     pub peak_rss_bytes: Option<u64>,
     /// Deepest node.
     pub max_depth: u32,
+    /// Nodes whose priors were searched again (`--mcts refine=...`; 0 without).
+    pub refinements: u64,
     /// The search's best move.
     pub best_move: String,
     /// The search configuration (`--mcts`), in words.
@@ -385,6 +387,7 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
         contention: ContentionFigures::new(s.contention, s.playouts),
         peak_rss_bytes: peak_rss_bytes(),
         max_depth: s.max_depth,
+        refinements: s.refinements,
         best_move: s.best_move.map(|m| m.to_string()).unwrap_or_default(),
         engine: config.describe(),
         iterations_per_second: s.playouts_per_second,
