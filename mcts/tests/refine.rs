@@ -48,6 +48,15 @@ impl Hindsight {
     fn asked(&self) -> Vec<(u32, u32)> {
         self.asked.lock().unwrap().clone()
     }
+
+    /// The levels asked for the nodes with `pile` stones, in order.
+    fn asked_at(&self, pile: u32) -> Vec<u32> {
+        self.asked()
+            .iter()
+            .filter(|&&(p, _)| p == pile)
+            .map(|&(_, level)| level)
+            .collect()
+    }
 }
 
 impl Game for Hindsight {
@@ -141,12 +150,7 @@ fn each_level_is_asked_once_at_its_visit_count() {
     };
     let snap = Search::new(game.clone(), p).run();
     // The root passes 10, 40 and 160 playouts: levels 1, 2, 3, in that order, once each.
-    let root: Vec<u32> = game
-        .asked()
-        .iter()
-        .filter(|&&(pile, _)| pile == 1001)
-        .map(|&(_, level)| level)
-        .collect();
+    let root = game.asked_at(1001);
     assert_eq!(root, [1, 2, 3]);
     assert_eq!(snap.refinements, game.asked().len() as u64);
     assert_eq!(snap.best_move, Some(1), "{:?}", snap.moves);
@@ -175,12 +179,7 @@ fn refinement_keeps_exact_playouts_determinism_and_threads() {
     assert_eq!(snap.root_visits, children + 1);
     assert_eq!(snap.best_move, Some(1));
     // However many threads arrive at once, each level of the root is asked exactly once.
-    let root: Vec<u32> = game
-        .asked()
-        .iter()
-        .filter(|&&(pile, _)| pile == 1001)
-        .map(|&(_, level)| level)
-        .collect();
+    let root = game.asked_at(1001);
     assert_eq!(root, [1, 2]);
     assert_eq!(snap.refinements, game.asked().len() as u64);
 }
