@@ -64,8 +64,8 @@ pub(crate) fn expand<G: Game>(
 /// `state`) the game's refined knowledge of `level` ([`Game::refine_knowledge`]): new priors
 /// and static values on its edges, and the new static value as the minimax value of each child
 /// created but not expanded yet (an expanded child's comes from its own children). The
-/// iteration's minimax backup then carries the change up. `deadline`: the search's time limit,
-/// passed on to the game. Returns whether the game gave anything.
+/// iteration's minimax backup then carries the change up. `deadline`: by when the game should
+/// answer (passed on to it). Returns whether the game gave anything.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn refine<G: Game>(
     tree: &Tree,
