@@ -363,6 +363,11 @@ impl Game for EmergoState {
         self.rules_outcome().map(to_search_outcome)
     }
 
+    /// The priors' depth counts from the root: a reused tree's new root is at distance 0.
+    fn rerooted(&mut self) {
+        self.ply = 0;
+    }
+
     fn evaluate(&self) -> Option<f32> {
         let k = self.knowledge.as_deref()?;
         let p = win_probability_scaled(k.leaf_score(&self.pos), k.value_scale);
@@ -448,6 +453,41 @@ mod tests {
         assert!(prior_of("e3-d4") * 10.0 < prior_of("e3-f2"), "{out:?}");
         let i = moves.iter().position(|m| m.to_string() == "e3-d4").unwrap();
         assert!(values[i] < 0.4, "{values:?}");
+    }
+
+    #[test]
+    fn a_reused_trees_new_root_gets_the_roots_priors() {
+        // After `Search::advance` the new root is at distance 0 again: its moves are scored as
+        // deep as a fresh search's root moves, not two plies shallower.
+        let deep = Arc::new(Knowledge {
+            prior_depth: 2,
+            ..Knowledge::default()
+        });
+        let pos: Position =
+            "2A@1A@1a@2/7AC1/A@8/3a@5/A@1B@3a@1a@/7a@1/4A@3a@/3AB3A@1/4A@1a@1A@ b 29 0,0"
+                .parse()
+                .unwrap();
+        let root = EmergoState::new(pos).with_knowledge(Some(deep.clone()));
+        let params = emergo_mcts::SearchParams {
+            max_playouts: Some(300),
+            ..emergo_mcts::SearchParams::default()
+        };
+        let mut search = emergo_mcts::Search::new(root.clone(), params);
+        let first = search.run().best_move.unwrap();
+        let mut after = root.clone();
+        after.play(first);
+        let mut replies = Vec::new();
+        after.legal_moves(&mut replies);
+        search.advance(&[first, replies[0]]);
+        let fresh = EmergoState::new(*search.root_state().position()).with_knowledge(Some(deep));
+        let mut moves = Vec::new();
+        fresh.legal_moves(&mut moves);
+        let knowledge = |state: &EmergoState| {
+            let (mut priors, mut values) = (Vec::new(), Vec::new());
+            state.move_knowledge(&moves, &mut priors, &mut values);
+            values
+        };
+        assert_eq!(knowledge(search.root_state()), knowledge(&fresh));
     }
 
     #[test]

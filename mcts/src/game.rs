@@ -146,7 +146,9 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// [`SearchParams::refine_visits`](crate::SearchParams::refine_visits) playouts (`level`
     /// 1), then again at each further step of
     /// [`refine_growth`](crate::SearchParams::refine_growth) times as many (levels 2, 3, ...,
-    /// up to [`refine_levels`](crate::SearchParams::refine_levels)). A game with a search of
+    /// up to [`refine_levels`](crate::SearchParams::refine_levels)); a node that passed
+    /// several steps unrefined (the new root of a reused tree, which is asked again since its
+    /// knowledge may depend on its distance from the root) is asked for the highest level due. A game with a search of
     /// its own answers from a deeper one each level, so that the effort goes where the tree
     /// concentrates (the priors of Baier & Winands' MCTS-minimax hybrids, computed where the
     /// visits say they matter). What the answer leaves empty keeps its earlier value.
@@ -170,6 +172,12 @@ pub trait Game: Clone + Send + Sync + 'static {
         priors.clear();
         values.clear();
     }
+
+    /// Called on the root state once [`Search::advance`](crate::Search::advance) has played
+    /// moves on it: the state is a search's root again. A game whose knowledge depends on the
+    /// distance from the root (deeper searches near it) resets that distance here. The default
+    /// does nothing.
+    fn rerooted(&mut self) {}
 
     /// Random playout from this state (mutating it), at most `max_turns` turns.
     ///

@@ -188,7 +188,8 @@ impl<G: Game> Worker<G> {
                         if let Some(level) = core
                             .params
                             .refine_level(started_before)
-                            .filter(|&level| level <= self.refine_ceiling)
+                            .map(|level| level.min(self.refine_ceiling))
+                            .filter(|&level| level > 0 && node.claim_refinement(level))
                         {
                             self.refine(core, tree, index, first, count, level);
                         }

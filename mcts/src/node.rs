@@ -10,7 +10,7 @@
 //! Every field is shared between search threads through `&Node` and changed only through atomics
 //! (the crate forbids `unsafe`). The contract for each field is written next to it.
 
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use crate::solver::Bounds;
 
@@ -122,6 +122,10 @@ pub(crate) struct Node {
     /// stores during backup; a race only leaves a value a little stale, which the next backup
     /// through the node repairs.
     minimax: AtomicU16,
+    /// The highest knowledge refinement level done for this node's edges (0: none; see
+    /// [`SearchParams::refine_visits`](crate::SearchParams::refine_visits)). Raised by
+    /// compare-exchange, so each level is claimed by one thread; fits in the node's padding.
+    refined: AtomicU8,
 }
 
 /// Quantises a value in `[0, 1]` to 1..=65535 (0 stays free for "unknown"); NaN counts as ½.
@@ -160,6 +164,22 @@ impl Node {
     /// Stores the implicit minimax value for the mover (a value in `[0, 1]`).
     pub(crate) fn set_minimax(&self, value: f32) {
         self.minimax.store(quantise_value(value), Ordering::Relaxed);
+    }
+
+    /// Claims the refinement of this node's edges at `level` (clamped to 255): true for the one
+    /// thread that raises the node's refined level to it, false if it is there already.
+    pub(crate) fn claim_refinement(&self, level: u32) -> bool {
+        let level = u8::try_from(level).unwrap_or(u8::MAX);
+        self.refined
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |done| {
+                (done < level).then_some(level)
+            })
+            .is_ok()
+    }
+
+    /// Forgets the refinements (a new root: its moves' knowledge is asked again, deeper).
+    pub(crate) fn reset_refinement(&self) {
+        self.refined.store(0, Ordering::Relaxed);
     }
 
     /// The expansion state (acquire: the edges are readable when `Expanded` is returned).
@@ -272,6 +292,8 @@ impl Node {
             .store(from.bounds.load(Ordering::Relaxed), Ordering::Relaxed);
         self.minimax
             .store(from.minimax.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.refined
+            .store(from.refined.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }
 

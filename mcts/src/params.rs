@@ -165,27 +165,31 @@ impl SearchParams {
             || self.playout_cutoff.is_some()
     }
 
-    /// The refinement level due at a node with `started_before` playouts started before this
-    /// one, if any ([`SearchParams::refine_visits`]): exactly one arrival sees each threshold,
-    /// so each level is computed once, by one thread.
+    /// The highest refinement level due at a node with `started_before` playouts started
+    /// before this one ([`SearchParams::refine_visits`]), if any. The node remembers the level
+    /// it was refined to, so a level is done once, and a node that passed several thresholds
+    /// unrefined (a reused tree's new root) goes straight to the highest.
+    #[inline]
     pub(crate) fn refine_level(&self, started_before: u64) -> Option<u32> {
-        if self.refine_visits == 0 || self.refine_levels == 0 {
-            return None;
-        }
-        let mut threshold = self
+        let first = self
             .refine_visits
             .max(u64::from(self.expand_threshold.max(1)) + 1);
-        let growth = self.refine_growth.max(2);
-        for level in 1..=self.refine_levels {
-            if started_before == threshold {
-                return Some(level);
-            }
-            if started_before < threshold {
-                return None;
-            }
-            threshold = threshold.checked_mul(growth)?;
+        if self.refine_visits == 0 || self.refine_levels == 0 || started_before < first {
+            return None;
         }
-        None
+        let growth = self.refine_growth.max(2);
+        let mut threshold = first;
+        let mut level = 1;
+        while level < self.refine_levels {
+            match threshold.checked_mul(growth) {
+                Some(next) if next <= started_before => {
+                    threshold = next;
+                    level += 1;
+                }
+                _ => break,
+            }
+        }
+        Some(level)
     }
 
     /// The number of threads to run, at least 1.
@@ -206,10 +210,23 @@ mod tests {
             refine_levels: 3,
             ..SearchParams::default()
         };
-        let due: Vec<(u64, u32)> = (0..1000)
-            .filter_map(|n| p.refine_level(n).map(|level| (n, level)))
+        let due: Vec<(u64, Option<u32>)> = [0, 9, 10, 39, 40, 159, 160, 10_000]
+            .into_iter()
+            .map(|n| (n, p.refine_level(n)))
             .collect();
-        assert_eq!(due, [(10, 1), (40, 2), (160, 3)]);
+        assert_eq!(
+            due,
+            [
+                (0, None),
+                (9, None),
+                (10, Some(1)),
+                (39, Some(1)),
+                (40, Some(2)),
+                (159, Some(2)),
+                (160, Some(3)),
+                (10_000, Some(3))
+            ]
+        );
         // Off by default, and never at or below the expansion threshold.
         assert_eq!(
             (0..1000).find_map(|n| SearchParams::default().refine_level(n)),
@@ -222,6 +239,7 @@ mod tests {
         };
         assert_eq!(low.refine_level(4), Some(1));
         assert_eq!(low.refine_level(3), None);
+        assert_eq!(low.refine_level(1_000_000), Some(1));
         // A growth below 2 counts as 2; huge thresholds do not overflow.
         let slow = SearchParams {
             refine_visits: u64::MAX / 2 + 1,
@@ -230,6 +248,7 @@ mod tests {
             ..SearchParams::default()
         };
         assert_eq!(slow.refine_level(u64::MAX / 2 + 1), Some(1));
-        assert_eq!(slow.refine_level(u64::MAX), None);
+        assert_eq!(slow.refine_level(u64::MAX), Some(1));
+        assert_eq!(slow.refine_level(u64::MAX / 2), None);
     }
 }

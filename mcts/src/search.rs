@@ -207,6 +207,7 @@ impl<G: Game> Search<G> {
             mover = core.root.to_move();
             core.root.play(mv);
         }
+        core.root.rerooted();
         let limits = tree_limits(&core.params);
         let (fresh, reused) = match node {
             Some(ROOT) => (None, tree.root().stats().visits),

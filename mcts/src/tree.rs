@@ -402,6 +402,11 @@ impl Tree {
         let fresh = Tree::new(limits);
         let threshold = self.keep_threshold(from, budget);
         fresh.root().copy_from(self.node(from));
+        if from != ROOT {
+            // The root's knowledge depends on its distance from the root (deeper searches
+            // there): a new root is asked again.
+            fresh.root().reset_refinement();
+        }
         let mut queue = VecDeque::from([(from, ROOT)]);
         while let Some((old, new)) = queue.pop_front() {
             let old_node = self.node(old);

@@ -222,3 +222,23 @@ fn a_level_given_up_on_is_not_asked_again() {
     assert_eq!(snap.refinements, answered as u64);
     assert_eq!(snap.best_move, Some(1), "{:?}", snap.moves);
 }
+
+#[test]
+fn a_reused_trees_new_root_is_refined_again_at_the_highest_level_due() {
+    // The child kept as the new root by `advance` had its knowledge refined as a child; as a
+    // root it is asked again, once, for the highest level its visits call for.
+    let game = Hindsight::new(1001);
+    let p = SearchParams {
+        refine_visits: 10,
+        refine_levels: 3,
+        ..params(1_000)
+    };
+    let mut search = Search::new(game.clone(), p);
+    assert_eq!(search.run().best_move, Some(1));
+    let before = game.asked_at(1000).len();
+    let kept = search.advance(&[1]);
+    assert!(kept >= 160, "{kept}");
+    search.run();
+    let after = game.asked_at(1000);
+    assert_eq!(after[before..], [3], "{after:?}");
+}
