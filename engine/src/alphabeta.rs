@@ -121,6 +121,9 @@ struct Entry {
     score: i32,
     depth: i16,
     bound: Bound,
+    /// The [`AlphaBeta::forget`] generation that stored it: entries of other generations are
+    /// neither read nor kept in preference to new ones.
+    generation: u16,
 }
 
 /// The alpha-beta engine. Keep one per game: its transposition table and history carry over
@@ -136,6 +139,8 @@ pub struct AlphaBeta {
     /// Index in `path` of the first position of the current repetition window.
     window_start: usize,
     budget: NodeBudget,
+    /// Bumped by [`AlphaBeta::forget`].
+    generation: u16,
 }
 
 impl std::fmt::Debug for AlphaBeta {
@@ -287,6 +292,7 @@ impl AlphaBeta {
             path: Vec::with_capacity(256),
             window_start: 0,
             budget: NodeBudget::unlimited(),
+            generation: 0,
         }
     }
 
@@ -300,6 +306,21 @@ impl AlphaBeta {
     pub fn clear(&mut self) {
         self.table.iter_mut().for_each(|e| *e = None);
         self.history.iter_mut().for_each(|h| *h = 0);
+    }
+
+    /// Forgets everything learnt as [`clear`](AlphaBeta::clear) does, but without touching the
+    /// table: its entries are marked old by a generation count (cleared for real once in 65,536
+    /// calls, when the count comes round). What is searched after this depends only on what is
+    /// searched after it, so a caller scoring many small batches of positions (the MCTS's
+    /// priors) gets the same scores whatever this searcher did before, at the cost of killers
+    /// and history, not of a 2 MiB table wipe per batch.
+    pub fn forget(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.table.iter_mut().for_each(|e| *e = None);
+        }
+        self.history.iter_mut().for_each(|h| *h = 0);
+        self.killers.iter_mut().for_each(|k| *k = [None; 2]);
     }
 
     /// Searches the current position of `game` (whose repetition window it respects).
@@ -608,7 +629,8 @@ impl AlphaBeta {
     }
 
     fn probe(&self, key: u64) -> Option<Entry> {
-        self.table[key as usize & self.mask].filter(|e| e.key == key)
+        self.table[key as usize & self.mask]
+            .filter(|e| e.key == key && e.generation == self.generation)
     }
 
     fn store(
@@ -623,7 +645,11 @@ impl AlphaBeta {
         let slot = &mut self.table[key as usize & self.mask];
         // Depth-preferred, but always replace entries of other positions' older searches.
         if let Some(old) = slot {
-            if old.key == key && i32::from(old.depth) > depth && bound != Bound::Exact {
+            if old.key == key
+                && old.generation == self.generation
+                && i32::from(old.depth) > depth
+                && bound != Bound::Exact
+            {
                 return;
             }
         }
@@ -633,6 +659,7 @@ impl AlphaBeta {
             score: to_table(score, ply),
             depth: depth.clamp(0, i32::from(i16::MAX)) as i16,
             bound,
+            generation: self.generation,
         });
     }
 

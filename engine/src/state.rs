@@ -94,7 +94,23 @@ impl Knowledge {
 
     /// The score of a leaf: the quiescence search, or a shallow alpha-beta search.
     fn leaf_score(&self, pos: &Position) -> i32 {
+        if self.leaf_depth > 0 {
+            Knowledge::forget_searches();
+        }
         self.score_at_depth(pos, self.leaf_depth)
+    }
+
+    /// Makes this thread's searcher forget what it searched before ([`AlphaBeta::forget`]):
+    /// called before each batch of scores, so that they depend only on the batch. Otherwise
+    /// one search's priors would depend on what the thread searched in earlier searches (its
+    /// table, killers and history), and a seeded search with a playout budget, the same game
+    /// reviewed twice, would not be reproducible.
+    fn forget_searches() {
+        LEAF_SEARCH.with(|cell| {
+            if let Some(ab) = cell.borrow_mut().as_mut() {
+                ab.forget();
+            }
+        });
     }
 
     /// The score of `pos` by an alpha-beta search `depth` plies deep (0: quiescence only), on
@@ -305,6 +321,9 @@ impl EmergoState {
             .saturating_sub(u32::from(self.ply))
             .saturating_add(extra)
             .min(MAX_KNOWLEDGE_DEPTH);
+        if depth > 0 {
+            Knowledge::forget_searches();
+        }
         for &m in moves {
             let mut next = self.pos;
             next.play_unchecked(m);
@@ -488,6 +507,37 @@ mod tests {
             values
         };
         assert_eq!(knowledge(search.root_state()), knowledge(&fresh));
+    }
+
+    #[test]
+    fn a_seeded_search_does_not_depend_on_what_the_thread_searched_before() {
+        // The default engine searches priors with this thread's alpha-beta searcher; it forgets
+        // its table, killers and history before each batch, so the same seeded search with the
+        // same playout budget gives the same tree the second time, after other searches.
+        let config = crate::MctsConfig::strong();
+        let run = |fen: &str| {
+            let state =
+                EmergoState::new(fen.parse().unwrap()).with_knowledge(config.shared_knowledge());
+            let mut params = emergo_mcts::SearchParams {
+                max_playouts: Some(2_000),
+                seed: 7,
+                ..emergo_mcts::SearchParams::default()
+            };
+            config.apply(&mut params);
+            let snap = emergo_mcts::Search::new(state, params).run();
+            assert!(snap.refinements > 0);
+            snap.moves
+                .iter()
+                .map(|m| (m.mv, m.visits))
+                .collect::<Vec<_>>()
+        };
+        let fens = [
+            "2A@1A@1a@2/7AC1/A@8/3a@5/A@1B@3a@1a@/7a@1/4A@3a@/3AB3A@1/4A@1a@1A@ b 29 0,0",
+            "4A@1A@1a@/3A@1A@3/AA1B@3a@1a@/7a@1/A@3a@1a@1a@/1A@7/A@1A@5a@/9/A@1a@1a@1a@2 b 29 0,0",
+        ];
+        let first = run(fens[0]);
+        run(fens[1]);
+        assert_eq!(run(fens[0]), first);
     }
 
     #[test]
