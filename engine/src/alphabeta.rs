@@ -311,9 +311,9 @@ impl AlphaBeta {
     /// Forgets everything learnt as [`clear`](AlphaBeta::clear) does, but without touching the
     /// table: its entries are marked old by a generation count (cleared for real once in 65,536
     /// calls, when the count comes round). What is searched after this depends only on what is
-    /// searched after it, so a caller scoring many small batches of positions (the MCTS's
-    /// priors) gets the same scores whatever this searcher did before, at the cost of killers
-    /// and history, not of a 2 MiB table wipe per batch.
+    /// searched after it, so a caller that starts afresh often (the MCTS, whose priors each
+    /// search thread scores with one searcher, at the start of every search) gets the same
+    /// scores whatever this searcher did before, without a 2 MiB table wipe each time.
     pub fn forget(&mut self) {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {

@@ -94,17 +94,15 @@ impl Knowledge {
 
     /// The score of a leaf: the quiescence search, or a shallow alpha-beta search.
     fn leaf_score(&self, pos: &Position) -> i32 {
-        if self.leaf_depth > 0 {
-            Knowledge::forget_searches();
-        }
         self.score_at_depth(pos, self.leaf_depth)
     }
 
     /// Makes this thread's searcher forget what it searched before ([`AlphaBeta::forget`]):
-    /// called before each batch of scores, so that they depend only on the batch. Otherwise
-    /// one search's priors would depend on what the thread searched in earlier searches (its
+    /// called as each search starts on the thread ([`Game::thread_started`]). Otherwise one
+    /// search's priors would depend on what the thread searched in earlier searches (its
     /// table, killers and history), and a seeded search with a playout budget, the same game
-    /// reviewed twice, would not be reproducible.
+    /// reviewed twice, would not be reproducible. Within a search the table carries over from
+    /// batch to batch: a node refined a ply deeper starts from what its previous level found.
     fn forget_searches() {
         LEAF_SEARCH.with(|cell| {
             if let Some(ab) = cell.borrow_mut().as_mut() {
@@ -321,9 +319,6 @@ impl EmergoState {
             .saturating_sub(u32::from(self.ply))
             .saturating_add(extra)
             .min(MAX_KNOWLEDGE_DEPTH);
-        if depth > 0 {
-            Knowledge::forget_searches();
-        }
         for &m in moves {
             let mut next = self.pos;
             next.play_unchecked(m);
@@ -380,6 +375,12 @@ impl Game for EmergoState {
 
     fn outcome(&self) -> Option<SearchOutcome> {
         self.rules_outcome().map(to_search_outcome)
+    }
+
+    fn thread_started(&self) {
+        if self.knowledge.is_some() {
+            Knowledge::forget_searches();
+        }
     }
 
     /// The priors' depth counts from the root: a reused tree's new root is at distance 0.

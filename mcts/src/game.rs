@@ -173,6 +173,13 @@ pub trait Game: Clone + Send + Sync + 'static {
         values.clear();
     }
 
+    /// Called on each search thread before its first iteration of every run (on the root
+    /// state; the thread's own copy). A game that keeps per-thread caches which change its
+    /// answers (a searcher's transposition table, say) resets them here, so that a seeded
+    /// one-thread search with a playout budget is reproducible whatever the thread did before.
+    /// The default does nothing.
+    fn thread_started(&self) {}
+
     /// Called on the root state once [`Search::advance`](crate::Search::advance) has played
     /// moves on it: the state is a search's root again. A game whose knowledge depends on the
     /// distance from the root (deeper searches near it) resets that distance here. The default

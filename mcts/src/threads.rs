@@ -30,6 +30,7 @@ impl<G: Game> Drop for ExitGuard<'_, G> {
 /// A search thread: iterate until some limit says stop.
 pub(crate) fn worker_loop<G: Game>(core: &Core<G>, thread: usize) {
     let _exit = ExitGuard(core);
+    core.root.thread_started();
     let mut worker = Worker::new(core, thread);
     let mut tree = core.tree.load();
     let mut epoch = core.tree.epoch();
