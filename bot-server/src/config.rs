@@ -176,7 +176,9 @@ pub struct ServerConfig {
     /// (the strongest measured): `config=uniform` for the first version's engine, or tuning
     /// keys `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `prune=on|off`,
     /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
-    /// `refinegrowth`, `refinelevels`, `temp`, `samples`, `scale`, `leafdepth`, `priordepth`.
+    /// `refinegrowth`, `refinelevels`, `refinevalue` (weight of refined values in visited
+    /// moves' `Q`), `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep` (plies
+    /// per refinement level).
     /// ServerInfo reports the result.
     #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
     pub mcts: MctsConfig,

@@ -101,6 +101,19 @@ pub struct MctsPlayer {
     knowledge: Option<Arc<Knowledge>>,
     label: String,
     last: Option<Snapshot<Move>>,
+    /// Whether the tree is kept from move to move ([`MctsPlayer::with_reuse`]).
+    reuse: bool,
+    /// The last search and the game it searched, while `reuse` is on.
+    kept: Option<Kept>,
+    /// Visits the last search started from (0: a fresh tree).
+    last_reused: u64,
+}
+
+/// A search kept for the next move, and the game whose last position is its root.
+struct Kept {
+    search: Search<EmergoState>,
+    start: emergo_rules::Position,
+    moves: Vec<Move>,
 }
 
 impl MctsPlayer {
@@ -129,6 +142,9 @@ impl MctsPlayer {
             knowledge: None,
             label,
             last: None,
+            reuse: false,
+            kept: None,
+            last_reused: 0,
         };
         player.set_config(&MctsConfig::default());
         player
@@ -146,9 +162,45 @@ impl MctsPlayer {
         self.knowledge = config.shared_knowledge();
     }
 
+    /// This player keeping its tree between moves, as the server does for a game id: the
+    /// next search starts from the subtree under the moves played since
+    /// ([`Search::advance`]), so the visits already spent on the opponent's reply count. A
+    /// game that does not continue the last one searched starts a fresh tree.
+    pub fn with_reuse(mut self, reuse: bool) -> MctsPlayer {
+        self.reuse = reuse;
+        if !reuse {
+            self.kept = None;
+        }
+        self
+    }
+
     /// The statistics of the last search.
     pub fn last_search(&self) -> Option<&Snapshot<Move>> {
         self.last.as_ref()
+    }
+
+    /// Whether this player keeps its tree between moves.
+    pub fn reuses(&self) -> bool {
+        self.reuse
+    }
+
+    /// The visits the last search started from: what it kept of the tree before (0 without
+    /// reuse or where the game did not continue the kept tree's).
+    pub fn last_reused(&self) -> u64 {
+        self.last_reused
+    }
+
+    /// The kept search advanced to `game`'s position, if `game` continues the game it searched.
+    fn continued(&mut self, game: &Game) -> Option<Search<EmergoState>> {
+        let kept = self.kept.take()?;
+        let since = game.moves().strip_prefix(kept.moves.as_slice())?;
+        if kept.start != *game.start() {
+            return None;
+        }
+        let mut search = kept.search;
+        search.set_params(self.params.clone());
+        self.last_reused = search.advance(since);
+        Some(search)
     }
 
     /// Sets the time for the next moves: a game clock's budget (`emergo arena --tc`) changes
@@ -165,11 +217,24 @@ impl MovePicker for MctsPlayer {
 
     fn pick(&mut self, game: &Game) -> Option<Move> {
         self.params.seed = self.params.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let state = EmergoState::from_game(game).with_knowledge(self.knowledge.clone());
-        let mut search = Search::new(state, self.params.clone());
+        self.last_reused = 0;
+        let mut search = match self.continued(game) {
+            Some(search) => search,
+            None => {
+                let state = EmergoState::from_game(game).with_knowledge(self.knowledge.clone());
+                Search::new(state, self.params.clone())
+            }
+        };
         let snapshot = search.run();
         let best = snapshot.best_move;
         self.last = Some(snapshot);
+        if self.reuse {
+            self.kept = Some(Kept {
+                search,
+                start: *game.start(),
+                moves: game.moves().to_vec(),
+            });
+        }
         best
     }
 }
@@ -325,5 +390,78 @@ mod tests {
             Termination::Rules(_) | Termination::MoveCap
         ));
         assert!(g.game.moves().len() > 20);
+    }
+
+    fn played(moves: &[&str]) -> Game {
+        Game::from_fen_and_moves(&emergo_rules::Position::initial().to_string(), moves).unwrap()
+    }
+
+    #[test]
+    fn a_reusing_player_starts_from_the_subtree_of_the_moves_played_since() {
+        let mut player = MctsPlayer::new(Some(3_000), None, 1, 7).with_reuse(true);
+        let mut game = played(&[]);
+        let first = player.pick(&game).unwrap();
+        assert_eq!(
+            player.last_reused(),
+            0,
+            "nothing to reuse at the first move"
+        );
+        game.play(first).unwrap();
+        // The reply the search expected most: its subtree has visits to keep.
+        let reply = player.last_search().unwrap().moves[0]
+            .pv
+            .get(1)
+            .copied()
+            .unwrap();
+        game.play(reply).unwrap();
+        let second = player.pick(&game).unwrap();
+        assert!(game.legal_moves().as_slice().contains(&second));
+        let kept = player.last_reused();
+        assert!(kept > 0, "the expected reply's subtree was kept");
+        assert_eq!(
+            player.last_search().unwrap().playouts,
+            3_000,
+            "the budget buys new playouts on top of the kept ones"
+        );
+
+        // Another game (not a continuation of the kept one) starts afresh.
+        let mut other = played(&[]);
+        let elsewhere = other
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .copied()
+            .find(|&m| m != first)
+            .unwrap();
+        other.play(elsewhere).unwrap();
+        player.pick(&other).unwrap();
+        assert_eq!(player.last_reused(), 0);
+
+        // Without reuse nothing is kept, and the same seed plays the same first move.
+        let mut fresh = MctsPlayer::new(Some(3_000), None, 1, 7);
+        assert_eq!(fresh.pick(&played(&[])), Some(first));
+        fresh.pick(&game).unwrap();
+        assert_eq!(fresh.last_reused(), 0);
+        assert!(!fresh.reuses() && player.reuses());
+    }
+
+    #[test]
+    fn reusing_players_are_reproducible() {
+        let play = || {
+            let mut a = MctsPlayer::new(Some(1_500), None, 1, 3).with_reuse(true);
+            let mut b = MctsPlayer::new(Some(1_500), None, 1, 4).with_reuse(true);
+            let mut game = played(&[]);
+            let mut kept = Vec::new();
+            for turn in 0..12 {
+                let p: &mut MctsPlayer = if turn % 2 == 0 { &mut a } else { &mut b };
+                let m = p.pick(&game).unwrap();
+                kept.push(p.last_reused());
+                game.play(m).unwrap();
+            }
+            (game.moves().to_vec(), kept)
+        };
+        let (moves, kept) = play();
+        assert_eq!(play(), (moves, kept.clone()));
+        assert!(kept.iter().skip(2).any(|&v| v > 0), "{kept:?}");
     }
 }

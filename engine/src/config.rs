@@ -39,6 +39,9 @@ pub struct MctsConfig {
     pub refine_growth: u64,
     /// Refinements of a node at most, each one ply deeper (`SearchParams::refine_levels`).
     pub refine_levels: u32,
+    /// Weight of a refined node's edge values in its visited children's `Q`
+    /// (`SearchParams::refined_value_weight`; 0: none).
+    pub refined_value_weight: f32,
 }
 
 impl Default for MctsConfig {
@@ -73,6 +76,7 @@ impl MctsConfig {
             refine_visits: 300,
             refine_growth: 4,
             refine_levels: 2,
+            refined_value_weight: 0.0,
         }
     }
 
@@ -93,6 +97,7 @@ impl MctsConfig {
             refine_visits: d.refine_visits,
             refine_growth: d.refine_growth,
             refine_levels: d.refine_levels,
+            refined_value_weight: d.refined_value_weight,
         }
     }
 
@@ -118,6 +123,7 @@ impl MctsConfig {
         params.refine_visits = self.refine_visits;
         params.refine_growth = self.refine_growth;
         params.refine_levels = self.refine_levels;
+        params.refined_value_weight = self.refined_value_weight;
     }
 
     /// The knowledge, shared, for [`crate::EmergoState::with_knowledge`].
@@ -141,16 +147,18 @@ impl MctsConfig {
         "scale",
         "leafdepth",
         "priordepth",
+        "refinestep",
         "refine",
         "refinegrowth",
         "refinelevels",
+        "refinevalue",
     ];
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
-    /// `refinegrowth`, `refinelevels`, and for the knowledge `temp`, `samples`, `scale`,
-    /// `leafdepth`, `priordepth`. Errors say what is wrong with the value.
+    /// `refinegrowth`, `refinelevels`, `refinevalue`, and for the knowledge `temp`, `samples`, `scale`,
+    /// `leafdepth`, `priordepth`, `refinestep`. Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
             key: &str,
@@ -192,6 +200,7 @@ impl MctsConfig {
                 self.refine_growth = num(key, value, |v: &u64| (2..=1000).contains(v))?
             }
             "refinelevels" => self.refine_levels = num(key, value, |v: &u32| (1..=8).contains(v))?,
+            "refinevalue" => self.refined_value_weight = num(key, value, finite(0.0, 1.0))?,
             "prune" => {
                 self.smart_pruning = match value {
                     "on" => true,
@@ -199,7 +208,7 @@ impl MctsConfig {
                     _ => return Err(format!("prune={value}: expected on or off")),
                 }
             }
-            "temp" | "samples" | "scale" | "leafdepth" | "priordepth" => {
+            "temp" | "samples" | "scale" | "leafdepth" | "priordepth" | "refinestep" => {
                 let k = self.knowledge.get_or_insert_with(Knowledge::default);
                 match key {
                     "temp" => k.prior_temperature = num(key, value, finite(1.0, 10_000.0))?,
@@ -208,6 +217,7 @@ impl MctsConfig {
                     }
                     "scale" => k.value_scale = num(key, value, finite(1.0, 10_000.0))?,
                     "priordepth" => k.prior_depth = num(key, value, |v: &u32| *v <= 8)?,
+                    "refinestep" => k.refine_step = num(key, value, |v: &u32| (1..=4).contains(v))?,
                     _ => k.leaf_depth = num(key, value, |v: &u32| *v <= 8)?,
                 }
             }
@@ -263,9 +273,13 @@ impl MctsConfig {
                     let _ = write!(s, ", root priors searched {} plies deep", k.prior_depth);
                 }
                 if self.refine_visits > 0 {
+                    let deeper = match k.refine_step {
+                        1 => "a ply".to_owned(),
+                        n => format!("{n} plies"),
+                    };
                     let _ = write!(
                         s,
-                        ", priors searched a ply deeper after {} playouts",
+                        ", priors searched {deeper} deeper after {} playouts",
                         self.refine_visits
                     );
                     if self.refine_levels > 1 {
@@ -273,6 +287,13 @@ impl MctsConfig {
                             s,
                             " (and again after {}x as many, {} times in all)",
                             self.refine_growth, self.refine_levels
+                        );
+                    }
+                    if self.refined_value_weight > 0.0 {
+                        let _ = write!(
+                            s,
+                            ", refined values weigh {} in visited moves' Q",
+                            self.refined_value_weight
                         );
                     }
                 }
@@ -332,6 +353,8 @@ mod tests {
             ("refinegrowth", "1"),
             ("refinelevels", "0"),
             ("refinelevels", "9"),
+            ("refinevalue", "1.5"),
+            ("refinevalue", "nan"),
         ] {
             assert!(c.set(k, v).is_err(), "{k}={v}");
         }
@@ -362,6 +385,7 @@ mod tests {
             ("refine", "500"),
             ("refinegrowth", "8"),
             ("refinelevels", "2"),
+            ("refinevalue", "0.25"),
         ] {
             refined.set(k, v).unwrap();
         }
@@ -370,8 +394,9 @@ mod tests {
             (p.refine_visits, p.refine_growth, p.refine_levels),
             (500, 8, 2)
         );
+        assert_eq!(p.refined_value_weight, 0.25);
         assert!(refined.describe().contains(
-            "priors searched a ply deeper after 500 playouts (and again after 8x as many, 2 times in all)"
+            "priors searched a ply deeper after 500 playouts (and again after 8x as many, 2 times in all), refined values weigh 0.25 in visited moves' Q"
         ));
         let mut p = SearchParams::default();
         MctsConfig::uniform().apply(&mut p);

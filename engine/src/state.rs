@@ -70,6 +70,10 @@ pub struct Knowledge {
     /// gets `prior_depth - k`. Deep priors where the tree branches most widely let the search
     /// see 2–3-ply traps (an entry that forces a capture chain) before it spends visits there.
     pub prior_depth: u32,
+    /// Plies each refinement level adds to the depth of a node's move searches
+    /// ([`Game::refine_knowledge`]; default 1): level `k` searches `k * refine_step` plies
+    /// deeper than the node's expansion did.
+    pub refine_step: u32,
 }
 
 impl Default for Knowledge {
@@ -80,6 +84,7 @@ impl Default for Knowledge {
             playout_samples: 3,
             leaf_depth: 0,
             prior_depth: 0,
+            refine_step: 1,
             value_scale: crate::eval::LOGISTIC_SCALE,
         }
     }
@@ -401,7 +406,8 @@ impl Game for EmergoState {
         self.knowledge_at(moves, 0, None, priors, values);
     }
 
-    /// Each level searches the moves one ply deeper than the expansion did.
+    /// Each level searches the moves [`Knowledge::refine_step`] plies deeper than the level
+    /// before (the expansion, for level 1).
     fn refine_knowledge(
         &self,
         moves: &[Move],
@@ -410,7 +416,8 @@ impl Game for EmergoState {
         priors: &mut Vec<f32>,
         values: &mut Vec<f32>,
     ) {
-        self.knowledge_at(moves, level, deadline, priors, values);
+        let step = self.knowledge.as_deref().map_or(1, |k| k.refine_step);
+        self.knowledge_at(moves, level.saturating_mul(step), deadline, priors, values);
     }
 
     fn playout(&mut self, rng: &mut Rng, max_turns: u32) -> Playout {
@@ -608,6 +615,21 @@ mod tests {
         grandchild.refine_knowledge(&later, 1, None, &mut priors, &mut values);
         for (i, &m) in later.iter().enumerate() {
             assert_eq!(values[i], expected(&deep_pos, m, 1), "{m}");
+        }
+        // With two plies per level, level 1 there searches 2 plies, level 2 at the child 1 + 4.
+        let stepped = Arc::new(Knowledge {
+            refine_step: 2,
+            ..deep.clone()
+        });
+        let grandchild = grandchild.with_knowledge(Some(stepped.clone()));
+        grandchild.refine_knowledge(&later, 1, None, &mut priors, &mut values);
+        for (i, &m) in later.iter().enumerate() {
+            assert_eq!(values[i], expected(&deep_pos, m, 2), "{m}");
+        }
+        let child = child.with_knowledge(Some(stepped));
+        child.refine_knowledge(&replies, 2, None, &mut priors, &mut values);
+        for (i, &m) in replies.iter().enumerate() {
+            assert_eq!(values[i], expected(&child_pos, m, 5), "{m}");
         }
     }
 

@@ -177,6 +177,11 @@ impl Node {
             .is_ok()
     }
 
+    /// The highest refinement level claimed for this node's edges (0: none).
+    pub(crate) fn refined_level(&self) -> u8 {
+        self.refined.load(Ordering::Relaxed)
+    }
+
     /// Forgets the refinements (a new root: its moves' knowledge is asked again, deeper).
     pub(crate) fn reset_refinement(&self) {
         self.refined.store(0, Ordering::Relaxed);

@@ -92,6 +92,13 @@ pub struct SearchParams {
     /// ([`Game::move_knowledge`](crate::Game::move_knowledge)), and selection ranks children
     /// by `(1 - w) * Q + w * minimax`. 0 (default) turns it off; needs a game that gives values.
     pub minimax_weight: f32,
+    /// Weight of an edge's static value in the `Q` of a visited child once its parent's
+    /// knowledge has been refined ([`refine_visits`](SearchParams::refine_visits)):
+    /// `(1 - w) * Q + w * value`. A refined value comes from a deeper search than the one that
+    /// valued the child's own subtree when it was expanded, and a child whose subtree missed a
+    /// refutation that the deeper search sees keeps its visits otherwise. 0 (default): a
+    /// visited child's `Q` is its subtree's alone.
+    pub refined_value_weight: f32,
     /// Knowledge refined where the search concentrates: a node that has had this many playouts
     /// (and then `refine_growth` times as many, and so on, `refine_levels` times in all) asks
     /// the game again for its moves' priors and static values
@@ -144,6 +151,7 @@ impl Default for SearchParams {
             selection: Selection::Uct,
             prior_weight: 0.0,
             minimax_weight: 0.0,
+            refined_value_weight: 0.0,
             refine_visits: 0,
             refine_growth: 4,
             refine_levels: 1,

@@ -18,6 +18,7 @@ pub(crate) struct Uct {
     selection: Selection,
     prior_weight: f32,
     minimax_weight: f32,
+    refined_value_weight: f32,
 }
 
 impl Uct {
@@ -29,6 +30,18 @@ impl Uct {
             selection: params.selection,
             prior_weight: params.prior_weight.max(0.0),
             minimax_weight: params.minimax_weight.clamp(0.0, 1.0),
+            refined_value_weight: params.refined_value_weight.clamp(0.0, 1.0),
+        }
+    }
+
+    /// The weight of the edges' static values in the `Q` of `parent`'s visited children:
+    /// [`SearchParams::refined_value_weight`] once `parent`'s knowledge was refined, else 0.
+    #[inline]
+    fn blend_of(&self, parent: &Node) -> f32 {
+        if self.refined_value_weight > 0.0 && parent.refined_level() > 0 {
+            self.refined_value_weight
+        } else {
+            0.0
         }
     }
 
@@ -74,7 +87,13 @@ impl Uct {
     /// `fpu + explore`); `uniform` is the prior of a move without one. `None` for any other
     /// child. The same score as [`Uct::select`] gives, bit for bit.
     #[inline]
-    fn rememberable(&self, tree: &Tree, codes: EdgeCodes, uniform: f32) -> Option<Scored> {
+    fn rememberable(
+        &self,
+        tree: &Tree,
+        codes: EdgeCodes,
+        uniform: f32,
+        blend: f32,
+    ) -> Option<Scored> {
         let (stats, minimax) = match codes.child {
             Child::Absent => (UNVISITED, codes.value),
             Child::Node(child) => {
@@ -96,7 +115,7 @@ impl Uct {
                 denom: 1.0,
             }),
             Selection::Puct => Some(puct(
-                Bounds::UNKNOWN.clamp(self.q_of(&stats, n, minimax)),
+                Bounds::UNKNOWN.clamp(self.q_of(&stats, n, minimax, codes.value, blend)),
                 codes.prior,
                 uniform,
                 n,
@@ -124,13 +143,15 @@ impl Uct {
             return self.select(tree, parent, first, count, floor);
         }
         let stats = parent.stats();
-        let pick = match self.remembered_offset(tree, parent_index, stats, first, count, cache) {
-            Some(offset) => Pick {
-                edge: first + offset as u32,
-                busy: false,
-            },
-            None => return self.select(tree, parent, first, count, floor),
-        };
+        let blend = self.blend_of(parent);
+        let pick =
+            match self.remembered_offset(tree, parent_index, stats, (first, count), blend, cache) {
+                Some(offset) => Pick {
+                    edge: first + offset as u32,
+                    busy: false,
+                },
+                None => return self.select(tree, parent, first, count, floor),
+            };
         // The crate's own tests check every remembered pick against a full scan, wherever no
         // other thread passed or entered the parent while both were made (else the two may
         // differ legitimately).
@@ -153,8 +174,8 @@ impl Uct {
         tree: &Tree,
         parent_index: u32,
         stats: Stats,
-        first: u32,
-        count: u32,
+        (first, count): (u32, u32),
+        blend: f32,
         cache: &mut SiblingCache,
     ) -> Option<usize> {
         let explore = self.explore(&stats);
@@ -166,7 +187,8 @@ impl Uct {
         };
         let best = if let Some(remembered) = cache.recall(parent_index, &stats, count as usize) {
             // The child descended into last time has a node now, so it is read as visited.
-            let Some(scored) = self.rememberable(tree, codes(remembered.stale), uniform) else {
+            let Some(scored) = self.rememberable(tree, codes(remembered.stale), uniform, blend)
+            else {
                 cache.begin(parent_index);
                 return None;
             };
@@ -182,7 +204,7 @@ impl Uct {
             for offset in 0..count as usize {
                 // Proven or being explored (or, under plain UCT, with knowledge): not
                 // remembered.
-                children.push(self.rememberable(tree, codes(offset), uniform)?);
+                children.push(self.rememberable(tree, codes(offset), uniform, blend)?);
             }
             best_scored(children, explore)
         };
@@ -231,6 +253,7 @@ impl Uct {
             uct: self,
             explore: self.explore(&parent.stats()),
             uniform: 1.0 / count as f32,
+            blend: self.blend_of(parent),
             floor,
             plain_uct: self.is_plain(floor),
             unknown_selectable: unknown_selectable(floor),
@@ -283,15 +306,15 @@ impl Uct {
     #[inline]
     fn score(
         &self,
-        stats: &Stats,
-        minimax: u16,
-        prior: u16,
+        read: &ChildRead,
         bounds: Bounds,
         explore: f32,
         uniform: f32,
+        blend: f32,
     ) -> f32 {
+        let (stats, prior) = (&read.stats, read.prior);
         let n = self.effective_visits(stats);
-        let q = bounds.clamp(self.q_of(stats, n, minimax));
+        let q = bounds.clamp(self.q_of(stats, n, read.minimax, read.edge_value, blend));
         match self.selection {
             Selection::Uct => {
                 let bias = if self.prior_weight > 0.0 {
@@ -308,17 +331,24 @@ impl Uct {
     /// A child's `Q` before the solver's clamp, over `n` effective visits: the mean result,
     /// blended with the minimax value (`minimax`, a code) when that weighs in; unvisited, the
     /// static value (also `minimax`: the edge's) or else `fpu`. Priors and minimax values are
-    /// decoded only where the formula uses them.
+    /// decoded only where the formula uses them. A visited child's `Q` is then blended with
+    /// the edge's static value (`edge_value`, a code) by `blend` ([`Uct::blend_of`]).
     #[inline]
-    fn q_of(&self, stats: &Stats, n: u64, minimax: u16) -> f32 {
+    fn q_of(&self, stats: &Stats, n: u64, minimax: u16, edge_value: u16, blend: f32) -> f32 {
         if n == 0 {
             value_of(minimax).unwrap_or(self.fpu)
         } else {
             let mean = stats.mean_over(n);
-            match value_of(minimax).filter(|_| self.minimax_weight > 0.0) {
+            let q = match value_of(minimax).filter(|_| self.minimax_weight > 0.0) {
                 Some(m) => (1.0 - self.minimax_weight) * mean + self.minimax_weight * m,
                 None => mean,
+            };
+            if blend > 0.0 {
+                if let Some(v) = value_of(edge_value) {
+                    return (1.0 - blend) * q + blend * v;
+                }
             }
+            q
         }
     }
 }
@@ -368,6 +398,8 @@ struct ChildRead {
     minimax: u16,
     /// The prior ([`prior_of`]; 0: none).
     prior: u16,
+    /// The edge's static value ([`value_of`]; 0: none), whatever the child.
+    edge_value: u16,
 }
 
 impl ChildRead {
@@ -388,6 +420,7 @@ impl ChildRead {
             bounds_code,
             minimax,
             prior: edge.prior,
+            edge_value: edge.value,
         }
     }
 }
@@ -397,6 +430,8 @@ struct Scan<'a> {
     uct: &'a Uct,
     explore: f32,
     uniform: f32,
+    /// The weight of the edges' static values in visited children's `Q` ([`Uct::blend_of`]).
+    blend: f32,
     floor: Option<u8>,
     /// Plain UCT (no prior, no minimax value) where a child with nothing proven is never
     /// skipped: visited children take the short way.
@@ -436,12 +471,11 @@ impl Scan<'_> {
                 // The common case with knowledge: nothing proven, so the solver's checks below
                 // all pass; the same score.
                 let score = uct.score(
-                    &read.stats,
-                    read.minimax,
-                    read.prior,
+                    &read,
                     Bounds::UNKNOWN,
                     self.explore,
                     self.uniform,
+                    self.blend,
                 );
                 self.offer(index, score, read.stats.in_flight > 0);
                 return None;
@@ -477,14 +511,7 @@ impl Scan<'_> {
         let score = if bounds.is_exact() {
             0.5
         } else {
-            uct.score(
-                &stats,
-                read.minimax,
-                read.prior,
-                bounds,
-                self.explore,
-                self.uniform,
-            )
+            uct.score(&read, bounds, self.explore, self.uniform, self.blend)
         };
         self.offer(index, score, stats.in_flight > 0);
         None
@@ -646,7 +673,7 @@ pub(crate) fn best_child(tree: &Tree, first: u32, count: u32) -> u32 {
 mod tests {
     use super::*;
     use crate::node::to_fixed;
-    use crate::tree::TreeLimits;
+    use crate::tree::{ROOT, TreeLimits};
 
     fn view(visits: u64, value: f32, proof: Option<Proven>) -> ChildView {
         ChildView {
@@ -754,6 +781,54 @@ mod tests {
         // Everything skipped: the best guaranteed child is returned.
         prove(first, Proven::Loss { plies: 0 });
         assert_eq!(select(Some(1)), first + 1);
+    }
+
+    #[test]
+    fn refined_values_weigh_in_visited_childrens_q_once_the_parent_is_refined() {
+        let tree = Tree::new(TreeLimits {
+            max_nodes: 10,
+            max_bytes: 1 << 20,
+        });
+        let first = tree.reserve_edges(2).unwrap_or_default();
+        // The first move looks better in its subtree (0.7 against 0.5), but the deeper
+        // search of a refinement values it at 0.2 against 0.6.
+        tree.edge(first).init(Some(0.5), Some(0.2));
+        tree.edge(first + 1).init(Some(0.5), Some(0.6));
+        tree.root().publish_expanded(first, 2);
+        for (edge, mean) in [(first, 0.7), (first + 1, 0.5)] {
+            let child = tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
+            for _ in 0..10 {
+                tree.root().arrive();
+                tree.root().leave(to_fixed(mean));
+                tree.node(child).arrive();
+                tree.node(child).leave(to_fixed(mean));
+            }
+        }
+        let params = |weight| SearchParams {
+            selection: Selection::Puct,
+            exploration: 0.1,
+            refined_value_weight: weight,
+            ..SearchParams::default()
+        };
+        let picks = |uct: &Uct| {
+            let mut cache = SiblingCache::new(0);
+            tree.root().arrive();
+            let remembered =
+                uct.select_remembered(&tree, ROOT, tree.root(), first, 2, None, &mut cache);
+            tree.root().leave(to_fixed(0.5));
+            (
+                uct.select(&tree, tree.root(), first, 2, None).edge,
+                remembered.edge,
+            )
+        };
+        let (plain, blended) = (Uct::new(&params(0.0)), Uct::new(&params(0.5)));
+        assert_eq!(picks(&plain), (first, first));
+        // Not refined yet: the edges' values are the expansion's, already in the subtrees.
+        assert_eq!(picks(&blended), (first, first));
+        assert!(tree.root().claim_refinement(1));
+        assert_eq!(picks(&plain), (first, first));
+        // 0.5 * 0.7 + 0.5 * 0.2 = 0.45 against 0.5 * 0.5 + 0.5 * 0.6 = 0.55.
+        assert_eq!(picks(&blended), (first + 1, first + 1));
     }
 
     #[test]

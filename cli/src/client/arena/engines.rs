@@ -231,18 +231,20 @@ impl LocalPicker {
         }
     }
 
-    /// The move, and the playouts it took (MCTS only).
-    fn pick(&mut self, game: &Game) -> (Option<Move>, Option<u64>) {
+    /// The move, the playouts it took and the visits its search started from (MCTS only;
+    /// the visits only where it keeps its tree).
+    fn pick(&mut self, game: &Game) -> (Option<Move>, Option<u64>, Option<u64>) {
         match self {
-            LocalPicker::Baseline(p) => (p.pick(game), None),
+            LocalPicker::Baseline(p) => (p.pick(game), None, None),
             LocalPicker::Mcts(p) => {
                 let m = p.pick(game);
-                (m, p.last_search().map(|s| s.playouts))
+                let reused = p.reuses().then(|| p.last_reused());
+                (m, p.last_search().map(|s| s.playouts), reused)
             }
             // Nodes stand in for playouts: what the budget bought.
             LocalPicker::AlphaBeta(p) => {
                 let m = p.pick(game);
-                (m, p.last_search().map(|r| r.nodes))
+                (m, p.last_search().map(|r| r.nodes), None)
             }
         }
     }
@@ -283,7 +285,8 @@ impl Seat {
                 let config = spec.mcts_config().map_err(ClientError::Invalid)?;
                 LocalPicker::Mcts(Box::new(
                     MctsPlayer::new(spec.budget.playouts, spec.budget.time, spec.threads, seed)
-                        .with_config(&config),
+                        .with_config(&config)
+                        .with_reuse(spec.reuse),
                 ))
             }
             EngineKind::AlphaBeta => LocalPicker::AlphaBeta(Box::new(AbPlayer::new(if timed {
@@ -330,17 +333,17 @@ impl Seat {
                 let game = game.clone();
                 // The search blocks for its whole budget: keep it off the async workers.
                 let joined = tokio::task::spawn_blocking(move || {
-                    let (m, playouts) = picker.pick(&game);
-                    (picker, m, playouts)
+                    let (m, playouts, reused) = picker.pick(&game);
+                    (picker, m, playouts, reused)
                 })
                 .await;
                 let answer = match joined {
-                    Ok((picker, m, playouts)) => {
+                    Ok((picker, m, playouts, reused_visits)) => {
                         *slot = Some(picker);
                         match m {
                             Some(m) => Answer::Move {
                                 text: m.to_string(),
-                                reused_visits: None,
+                                reused_visits,
                                 playouts,
                                 server_wall_ms: None,
                             },

@@ -37,7 +37,8 @@ pub struct Context {
 pub struct SideStats {
     /// Moves the engine chose (the opening's moves not counted).
     pub moves: u32,
-    /// Moves whose search started from a kept tree (reused visits > 0); servers only.
+    /// Moves whose search started from a kept tree (reused visits > 0); servers and in-process
+    /// MCTS with `reuse=on` only.
     pub moves_with_reuse: u32,
     /// Reused visits of every move, in order; servers only (empty for in-process engines).
     pub reused_visits: Vec<u64>,

@@ -205,7 +205,7 @@ impl MatchTally {
             "lost on time: clock/no answer; illegal/failure",
         ]);
         for (i, (e, t)) in self.engines.iter().zip(&self.per_engine).enumerate() {
-            let reuse = if is_server(e) {
+            let reuse = if keeps_tree(e) {
                 format!(
                     "{}/{} ({})",
                     t.moves_with_reuse,
@@ -279,7 +279,7 @@ impl MatchTally {
             .iter()
             .zip(&self.per_engine)
             .map(|(e, t)| {
-                let server = is_server(e);
+                let keeps = keeps_tree(e);
                 json!({
                     "name": e.name,
                     "spec": e.text,
@@ -304,8 +304,8 @@ impl MatchTally {
                     "mean_playouts_per_move": e
                         .searches()
                         .then(|| round1(t.playouts as f64 / (t.moves.max(1) as f64))),
-                    "moves_with_reuse": server.then_some(t.moves_with_reuse),
-                    "reused_visits": server.then_some(t.reused_visits),
+                    "moves_with_reuse": keeps.then_some(t.moves_with_reuse),
+                    "reused_visits": keeps.then_some(t.reused_visits),
                     "retries": t.retries,
                     "timeouts": t.timeouts,
                     "time_losses": t.time_forfeits,
@@ -336,7 +336,7 @@ impl MatchTally {
 pub fn game_json(r: &GameReport, engines: &[EngineSpec]) -> Value {
     let g = r.scheduled;
     let reuse = |side: usize, engine: usize| {
-        is_server(&engines[engine]).then(|| r.sides[side].reused_visits.clone())
+        keeps_tree(&engines[engine]).then(|| r.sides[side].reused_visits.clone())
     };
     json!({
         "type": "game",
@@ -376,8 +376,10 @@ fn ms_per_move(s: &super::game::SideStats) -> f64 {
     s.think.as_secs_f64() * 1000.0 / f64::from(s.moves.max(1))
 }
 
-fn is_server(e: &EngineSpec) -> bool {
-    matches!(e.kind, EngineKind::Server { .. })
+/// Whether the engine may keep its tree between moves (servers, in-process MCTS with
+/// `reuse=on`), so that its moves with reuse are counted.
+fn keeps_tree(e: &EngineSpec) -> bool {
+    matches!(e.kind, EngineKind::Server { .. }) || (e.kind == EngineKind::Mcts && e.reuse)
 }
 
 fn wdl(scores: &[f64]) -> (usize, usize, usize) {

@@ -1,6 +1,6 @@
 //! Engine specifications on the command line: `random`, `greedy`, `mcts[:key=value,...]`,
 //! `ab[:key=value,...]` and `server:URL[,key=value,...]` (keys `playouts`, `time`, `threads`,
-//! `ponder=on|off`, `name`).
+//! `ponder=on|off` for servers, `reuse=on|off` for in-process MCTS, `name`).
 //!
 //! A spec is parsed into an [`EngineSpec`] once, before anything runs, so a typo fails the whole
 //! command at once with a message naming the spec instead of failing game 17 an hour later.
@@ -14,7 +14,7 @@ use crate::client::parse_duration;
 const MAX_THREADS: usize = 256;
 
 /// Keys of an `mcts` spec besides the search settings of `emergo_engine::MctsConfig::KEYS`.
-const MCTS_KEYS: &[&str] = &["playouts", "time", "threads", "name"];
+const MCTS_KEYS: &[&str] = &["playouts", "time", "threads", "reuse", "name"];
 
 /// A per-move budget. Either limit ends the search; an empty budget means "use the global one".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,6 +121,9 @@ pub struct EngineSpec {
     /// Servers: ask the server to ponder after each move (`SearchOptions.ponder`, with the
     /// game's id), `ponder=on`.
     pub ponder: bool,
+    /// In-process MCTS: keep the tree from move to move, as a server does for a game
+    /// (`reuse=on`).
+    pub reuse: bool,
 }
 
 impl EngineSpec {
@@ -274,6 +277,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         depth: None,
         nodes: None,
         ponder: false,
+        reuse: false,
     };
     let kind_is_mcts = spec.kind == EngineKind::Mcts;
     let mut mcts_check = emergo_engine::MctsConfig::default();
@@ -340,12 +344,17 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
                         })?,
                     );
             }
-            "ponder" => {
-                spec.ponder = match value {
+            "ponder" | "reuse" => {
+                let on = match value {
                     "on" | "true" | "yes" | "1" => true,
                     "off" | "false" | "no" | "0" => false,
-                    _ => return Err(fail(format!("ponder={value}: use on or off"))),
+                    _ => return Err(fail(format!("{key}={value}: use on or off"))),
                 };
+                if key == "ponder" {
+                    spec.ponder = on;
+                } else {
+                    spec.reuse = on;
+                }
             }
             "threads" => {
                 spec.threads = value
@@ -522,6 +531,23 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown key")
         );
+        // An in-process MCTS may keep its tree between moves; servers keep theirs themselves.
+        let s = parse_spec("mcts:reuse=on,time=200ms").unwrap();
+        assert!(s.reuse && !s.ponder);
+        assert_eq!(s.name, "mcts:reuse=on,time=200ms");
+        assert!(!parse_spec("mcts:time=200ms").unwrap().reuse);
+        assert!(!parse_spec("mcts:reuse=off").unwrap().reuse);
+        assert!(
+            parse_spec("mcts:reuse=sometimes")
+                .unwrap_err()
+                .contains("reuse=sometimes: use on or off")
+        );
+        for other in ["server:localhost:9000,reuse=on", "ab:reuse=on"] {
+            assert!(
+                parse_spec(other).unwrap_err().contains("unknown key"),
+                "{other}"
+            );
+        }
         assert!(parse_spec("server:").unwrap_err().contains("needs a URL"));
         assert!(parse_spec("server").unwrap_err().contains("needs a URL"));
         assert!(
