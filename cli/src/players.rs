@@ -179,15 +179,10 @@ impl MctsPlayer {
         self.last.as_ref()
     }
 
-    /// Whether this player keeps its tree between moves.
-    pub fn reuses(&self) -> bool {
-        self.reuse
-    }
-
-    /// The visits the last search started from: what it kept of the tree before (0 without
-    /// reuse or where the game did not continue the kept tree's).
-    pub fn last_reused(&self) -> u64 {
-        self.last_reused
+    /// The visits the last search started from, what it kept of the tree before (0 where the
+    /// game did not continue the kept tree's); `None` for a player that does not keep its tree.
+    pub fn last_reused(&self) -> Option<u64> {
+        self.reuse.then_some(self.last_reused)
     }
 
     /// The kept search advanced to `game`'s position, if `game` continues the game it searched.
@@ -403,7 +398,7 @@ mod tests {
         let first = player.pick(&game).unwrap();
         assert_eq!(
             player.last_reused(),
-            0,
+            Some(0),
             "nothing to reuse at the first move"
         );
         game.play(first).unwrap();
@@ -416,7 +411,7 @@ mod tests {
         game.play(reply).unwrap();
         let second = player.pick(&game).unwrap();
         assert!(game.legal_moves().as_slice().contains(&second));
-        let kept = player.last_reused();
+        let kept = player.last_reused().unwrap_or_default();
         assert!(kept > 0, "the expected reply's subtree was kept");
         assert_eq!(
             player.last_search().unwrap().playouts,
@@ -435,14 +430,14 @@ mod tests {
             .unwrap();
         other.play(elsewhere).unwrap();
         player.pick(&other).unwrap();
-        assert_eq!(player.last_reused(), 0);
+        assert_eq!(player.last_reused(), Some(0));
 
         // Without reuse nothing is kept, and the same seed plays the same first move.
         let mut fresh = MctsPlayer::new(Some(3_000), None, 1, 7);
         assert_eq!(fresh.pick(&played(&[])), Some(first));
         fresh.pick(&game).unwrap();
-        assert_eq!(fresh.last_reused(), 0);
-        assert!(!fresh.reuses() && player.reuses());
+        assert_eq!(fresh.last_reused(), None);
+        assert!(player.last_reused().is_some());
     }
 
     #[test]
@@ -455,7 +450,7 @@ mod tests {
             for turn in 0..12 {
                 let p: &mut MctsPlayer = if turn % 2 == 0 { &mut a } else { &mut b };
                 let m = p.pick(&game).unwrap();
-                kept.push(p.last_reused());
+                kept.push(p.last_reused().unwrap_or_default());
                 game.play(m).unwrap();
             }
             (game.moves().to_vec(), kept)

@@ -157,8 +157,8 @@ impl MctsConfig {
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
-    /// `refinegrowth`, `refinelevels`, `refinevalue`, and for the knowledge `temp`, `samples`, `scale`,
-    /// `leafdepth`, `priordepth`, `refinestep`. Errors say what is wrong with the value.
+    /// `refinegrowth`, `refinelevels`, `refinevalue`, and for the knowledge `temp`, `samples`,
+    /// `scale`, `leafdepth`, `priordepth`, `refinestep`. Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
             key: &str,

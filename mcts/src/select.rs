@@ -740,12 +740,17 @@ mod tests {
         assert_eq!(summary, [(80, Some(Proven::Draw)), (900, None)]);
     }
 
-    #[test]
-    fn selection_tries_unvisited_then_skips_losses() {
-        let tree = Tree::new(TreeLimits {
+    /// A tree for a root and a few children.
+    fn small_tree() -> Tree {
+        Tree::new(TreeLimits {
             max_nodes: 10,
             max_bytes: 1 << 20,
-        });
+        })
+    }
+
+    #[test]
+    fn selection_tries_unvisited_then_skips_losses() {
+        let tree = small_tree();
         let first = tree.reserve_edges(3).unwrap_or_default();
         tree.root().publish_expanded(first, 3);
         let node = |edge: u32| tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
@@ -785,10 +790,7 @@ mod tests {
 
     #[test]
     fn refined_values_weigh_in_visited_childrens_q_once_the_parent_is_refined() {
-        let tree = Tree::new(TreeLimits {
-            max_nodes: 10,
-            max_bytes: 1 << 20,
-        });
+        let tree = small_tree();
         let first = tree.reserve_edges(2).unwrap_or_default();
         // The first move looks better in its subtree (0.7 against 0.5), but the deeper
         // search of a refinement values it at 0.2 against 0.6.
@@ -833,10 +835,7 @@ mod tests {
 
     #[test]
     fn a_child_being_explored_counts_as_a_collision() {
-        let tree = Tree::new(TreeLimits {
-            max_nodes: 10,
-            max_bytes: 1 << 20,
-        });
+        let tree = small_tree();
         let first = tree.reserve_edges(1).unwrap_or_default();
         tree.root().publish_expanded(first, 1);
         let uct = Uct::new(&SearchParams::default());

@@ -238,8 +238,7 @@ impl LocalPicker {
             LocalPicker::Baseline(p) => (p.pick(game), None, None),
             LocalPicker::Mcts(p) => {
                 let m = p.pick(game);
-                let reused = p.reuses().then(|| p.last_reused());
-                (m, p.last_search().map(|s| s.playouts), reused)
+                (m, p.last_search().map(|s| s.playouts), p.last_reused())
             }
             // Nodes stand in for playouts: what the budget bought.
             LocalPicker::AlphaBeta(p) => {
