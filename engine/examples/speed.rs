@@ -1,8 +1,9 @@
 //! Search/raw speed harness (issue 16, item 4): a uniform MCTS search of a fixed number of
 //! playouts against the same number of raw random playouts, one thread.
 //!
-//! `cargo run --release -p emergo-engine --example speed -- [search|strong|raw|both] [playouts]
-//! [rounds] [FEN]`: `strong` searches with the default engine instead; FEN (quoted) searches
+//! `cargo run --release -p emergo-engine --example speed -- [search|strong|raw|both|ab] [playouts]
+//! [rounds] [FEN]`: `strong` searches with the default engine instead; `ab` runs fixed-depth
+//! alpha-beta searches (the second argument is the depth) of five positions; FEN (quoted) searches
 //! that position instead of the initial one (search modes only), e.g. a middle-game position
 //! whose tree is deep, where selection costs more than at the start.
 
@@ -73,6 +74,43 @@ fn raw(playouts: u64) -> f64 {
     secs
 }
 
+/// Fixed-depth alpha-beta searches (fresh engine each, so reproducible) from the initial
+/// position and the positions 8, 16, 24 and 32 turns into one seeded random game: CPU time,
+/// nodes and a digest of every search's move, score and node count (a change to move ordering's
+/// speed must leave it unchanged).
+fn alphabeta(depth: u32) -> f64 {
+    use emergo_engine::eval::Weights;
+    use emergo_engine::{AbLimits, AlphaBeta};
+    let mut positions = vec![Position::initial()];
+    let mut rng = playout_rng(7);
+    let mut pos = Position::initial();
+    let mut reps = Repetitions::new(&pos);
+    for _ in 0..4 {
+        random_playout(&mut pos, &mut reps, &mut rng, 8);
+        positions.push(pos);
+    }
+    let limits = AbLimits {
+        max_depth: depth,
+        ..AbLimits::default()
+    };
+    let (mut nodes, mut digest, began) = (0u64, 0u64, cpu());
+    for p in &positions {
+        let r = AlphaBeta::new(20, Weights::default()).search(p, &[p.hash()], limits);
+        nodes += r.nodes;
+        let text = format!("{:?}{}{}", r.best.map(|m| m.to_string()), r.score, r.nodes);
+        for b in text.bytes() {
+            digest = (digest ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    let secs = cpu() - began;
+    println!(
+        "ab depth {depth}: {} positions {nodes} nodes {secs:.3} s {:.0} nodes/s digest {digest:016x}",
+        positions.len(),
+        nodes as f64 / secs
+    );
+    secs
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("both", String::as_str);
@@ -96,6 +134,9 @@ fn main() {
             }
             "raw" => {
                 raw(n);
+            }
+            "ab" => {
+                alphabeta(u32::try_from(n).unwrap_or(6));
             }
             _ => {
                 let r = raw(n);
