@@ -144,6 +144,8 @@ pub struct AlphaBeta {
     /// One move-ordering buffer per ply ([`AlphaBeta::order`]), taken while that ply's moves
     /// are searched and put back after: no allocation per node once they have grown.
     order_buffers: Vec<Vec<(i64, usize)>>,
+    /// One move list per ply, taken while that ply's moves are searched and put back after.
+    move_lists: Vec<Option<Box<MoveList>>>,
 }
 
 impl std::fmt::Debug for AlphaBeta {
@@ -331,6 +333,7 @@ impl AlphaBeta {
             budget: NodeBudget::unlimited(),
             generation: 0,
             order_buffers: vec![Vec::new(); MAX_PLY + 1],
+            move_lists: (0..=MAX_PLY).map(|_| None).collect(),
         }
     }
 
@@ -602,10 +605,8 @@ impl AlphaBeta {
             let weights = self.weights;
             return quiesce_inner(pos, *alpha, beta, ply, &weights, &mut self.budget);
         }
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            return terminal_score(pos, ply).unwrap_or(0);
-        }
+        // The table first: a cut there needs no moves listed (a position without moves is
+        // never stored, so this finds no entry for one).
         let key = pos.hash();
         let mut tt_move = None;
         if let Some(e) = self.probe(key) {
@@ -620,6 +621,37 @@ impl AlphaBeta {
                 }
             }
         }
+        // This ply's move list, taken while its moves are searched and put back after (a
+        // `MoveList` is 1.5 KiB: making a fresh one per node was a few percent of the time).
+        let mut moves = self
+            .move_lists
+            .get_mut(ply)
+            .and_then(Option::take)
+            .unwrap_or_default();
+        pos.legal_moves_into(&mut moves);
+        let score = if moves.is_empty() {
+            terminal_score(pos, ply).unwrap_or(0)
+        } else {
+            self.search_moves(pos, &moves, depth, (alpha, beta), ply, tt_move)
+        };
+        if let Some(slot) = self.move_lists.get_mut(ply) {
+            *slot = Some(moves);
+        }
+        score
+    }
+
+    /// [`AlphaBeta::node_inner`] once the table gave no cut: every move of `moves` (not empty)
+    /// in search order, the best score stored in the table. `tt_move` is the table's move.
+    fn search_moves(
+        &mut self,
+        pos: &Position,
+        moves: &MoveList,
+        depth: i32,
+        (alpha, beta): (&mut i32, i32),
+        ply: usize,
+        tt_move: Option<Move>,
+    ) -> i32 {
+        let key = pos.hash();
         // Forced moves do not use up depth.
         let new_depth = if moves.len() == 1 { depth } else { depth - 1 };
         let mut ordered = self
@@ -627,7 +659,7 @@ impl AlphaBeta {
             .get_mut(ply)
             .map(std::mem::take)
             .unwrap_or_default();
-        self.order(pos, &moves, tt_move, ply, &mut ordered);
+        self.order(pos, moves, tt_move, ply, &mut ordered);
         let original_alpha = *alpha;
         let mut best = -WIN - 1;
         let mut best_move = None;
