@@ -136,7 +136,9 @@ fn main() {
                 raw(n);
             }
             "ab" => {
-                alphabeta(u32::try_from(n).unwrap_or(6));
+                // The second argument is the depth here (default 6), not a playout count.
+                let depth = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(6u32);
+                alphabeta(depth.clamp(1, emergo_engine::alphabeta::MAX_DEPTH));
             }
             _ => {
                 let r = raw(n);
