@@ -141,11 +141,18 @@ pub struct AlphaBeta {
     budget: NodeBudget,
     /// Bumped by [`AlphaBeta::forget`].
     generation: u16,
-    /// One move-ordering buffer per ply ([`AlphaBeta::order`]), taken while that ply's moves
-    /// are searched and put back after: no allocation per node once they have grown.
-    order_buffers: Vec<Vec<(i64, usize)>>,
-    /// One move list per ply, taken while that ply's moves are searched and put back after.
-    move_lists: Vec<Option<Box<MoveList>>>,
+    /// One [`PlyScratch`] per ply, taken while that ply's moves are searched and put back
+    /// after: no allocation and no fresh 1.5 KiB move list per node.
+    scratch: Vec<Option<Box<PlyScratch>>>,
+}
+
+/// What a node needs to search its moves, reused from node to node at the same ply.
+#[derive(Default)]
+struct PlyScratch {
+    /// The node's legal moves.
+    moves: MoveList,
+    /// Their `(score, index)` ordering pairs ([`AlphaBeta::order`], [`pick_next`]).
+    order: Vec<(i64, usize)>,
 }
 
 impl std::fmt::Debug for AlphaBeta {
@@ -332,8 +339,7 @@ impl AlphaBeta {
             window_start: 0,
             budget: NodeBudget::unlimited(),
             generation: 0,
-            order_buffers: vec![Vec::new(); MAX_PLY + 1],
-            move_lists: (0..=MAX_PLY).map(|_| None).collect(),
+            scratch: (0..=MAX_PLY).map(|_| None).collect(),
         }
     }
 
@@ -503,6 +509,21 @@ impl AlphaBeta {
         Some(score)
     }
 
+    /// Ply `ply`'s scratch, taken (a fresh one if it was not there); give it back with
+    /// [`AlphaBeta::put_scratch`].
+    fn take_scratch(&mut self, ply: usize) -> Box<PlyScratch> {
+        self.scratch
+            .get_mut(ply)
+            .and_then(Option::take)
+            .unwrap_or_default()
+    }
+
+    fn put_scratch(&mut self, ply: usize, scratch: Box<PlyScratch>) {
+        if let Some(slot) = self.scratch.get_mut(ply) {
+            *slot = Some(scratch);
+        }
+    }
+
     /// One iteration at the root. Returns the best score and the best move whose search
     /// completed (none if aborted before the first move completed).
     fn root_search(
@@ -512,12 +533,13 @@ impl AlphaBeta {
         depth: i32,
         previous: Option<Move>,
     ) -> (i32, Option<Move>) {
-        let mut ordered = std::mem::take(&mut self.order_buffers[0]);
-        self.order(root, moves, previous, 0, &mut ordered);
+        let mut scratch = self.take_scratch(0);
+        let ordered = &mut scratch.order;
+        self.order(root, moves, previous, 0, ordered);
         let (mut alpha, beta) = (-WIN - 1, WIN + 1);
         let mut best = None;
         for i in 0..ordered.len() {
-            let Some(&m) = pick_next(&mut ordered, i).and_then(|index| moves.as_slice().get(index))
+            let Some(&m) = pick_next(ordered, i).and_then(|index| moves.as_slice().get(index))
             else {
                 break;
             };
@@ -542,7 +564,7 @@ impl AlphaBeta {
                 best = Some(m);
             }
         }
-        self.order_buffers[0] = ordered;
+        self.put_scratch(0, scratch);
         if let Some(m) = best {
             self.store(root.hash(), Some(m), alpha, depth, Bound::Exact, 0);
         }
@@ -621,51 +643,40 @@ impl AlphaBeta {
                 }
             }
         }
-        // This ply's move list, taken while its moves are searched and put back after (a
-        // `MoveList` is 1.5 KiB: making a fresh one per node was a few percent of the time).
-        let mut moves = self
-            .move_lists
-            .get_mut(ply)
-            .and_then(Option::take)
-            .unwrap_or_default();
-        pos.legal_moves_into(&mut moves);
-        let score = if moves.is_empty() {
+        // A `MoveList` is 1.5 KiB: making a fresh one per node was a few percent of the time.
+        let mut scratch = self.take_scratch(ply);
+        pos.legal_moves_into(&mut scratch.moves);
+        let score = if scratch.moves.is_empty() {
             terminal_score(pos, ply).unwrap_or(0)
         } else {
-            self.search_moves(pos, &moves, depth, (alpha, beta), ply, tt_move)
+            self.search_moves(pos, &mut scratch, depth, (alpha, beta), ply, tt_move)
         };
-        if let Some(slot) = self.move_lists.get_mut(ply) {
-            *slot = Some(moves);
-        }
+        self.put_scratch(ply, scratch);
         score
     }
 
-    /// [`AlphaBeta::node_inner`] once the table gave no cut: every move of `moves` (not empty)
-    /// in search order, the best score stored in the table. `tt_move` is the table's move.
+    /// [`AlphaBeta::node_inner`] once the table gave no cut: every move of `scratch.moves` (not
+    /// empty) in search order, the best score stored in the table. `tt_move` is the table's
+    /// move.
     fn search_moves(
         &mut self,
         pos: &Position,
-        moves: &MoveList,
+        scratch: &mut PlyScratch,
         depth: i32,
         (alpha, beta): (&mut i32, i32),
         ply: usize,
         tt_move: Option<Move>,
     ) -> i32 {
         let key = pos.hash();
+        let PlyScratch { moves, order } = scratch;
         // Forced moves do not use up depth.
         let new_depth = if moves.len() == 1 { depth } else { depth - 1 };
-        let mut ordered = self
-            .order_buffers
-            .get_mut(ply)
-            .map(std::mem::take)
-            .unwrap_or_default();
-        self.order(pos, moves, tt_move, ply, &mut ordered);
+        self.order(pos, moves, tt_move, ply, order);
         let original_alpha = *alpha;
         let mut best = -WIN - 1;
         let mut best_move = None;
-        for i in 0..ordered.len() {
-            let Some(&m) = pick_next(&mut ordered, i).and_then(|index| moves.as_slice().get(index))
-            else {
+        for i in 0..order.len() {
+            let Some(&m) = pick_next(order, i).and_then(|index| moves.as_slice().get(index)) else {
                 break;
             };
             let mut next = *pos;
@@ -702,9 +713,6 @@ impl AlphaBeta {
                     }
                 }
             }
-        }
-        if let Some(slot) = self.order_buffers.get_mut(ply) {
-            *slot = ordered;
         }
         if self.budget.aborted {
             return 0;
