@@ -6,7 +6,7 @@
 //! worker's own code.
 
 use crate::game::Player;
-use crate::node::{Child, Expansion, to_fixed};
+use crate::node::{Child, Expansion, Writers, to_fixed};
 use crate::solver::Bounds;
 use crate::tree::Tree;
 
@@ -102,16 +102,17 @@ pub(crate) fn backup_minimax(tree: &Tree, path: &[Step]) {
 }
 
 /// Value backup: `value` (the playout's result or the proven value, for [`Player::One`]) goes up
-/// the path, leaf to root, removing each node's virtual loss.
+/// the path, leaf to root, removing each node's virtual loss; `writers` says whether other
+/// threads update the same nodes.
 #[inline]
-pub(crate) fn backup_value(tree: &Tree, path: &[Step], value: f32) {
+pub(crate) fn backup_value(tree: &Tree, path: &[Step], value: f32, writers: Writers) {
     // Leaf to root, each node's result clamped into its solver bounds, and the clamped value
     // passed on up: what is proven overrides what the playout said.
     let mut value = value;
     for step in path.iter().rev() {
         let node = tree.node(step.node);
         let for_mover = node.bounds().clamp(value_for_one(value, step.mover));
-        node.leave(to_fixed(for_mover));
+        node.leave_as(to_fixed(for_mover), writers);
         value = value_for_one(for_mover, step.mover);
     }
 }

@@ -25,7 +25,8 @@
 //! then meet and reclaim the least visited subtrees (see the `reclaim` module) before going on.
 //!
 //! Because the decision to expand is taken on the count of playouts *started* (one atomic
-//! `fetch_add` on arrival), every expanded node ends with exactly `expand_threshold` more visits
+//! `fetch_add` on arrival; a load and a store when the search has one thread, see
+//! [`Writers`]), every expanded node ends with exactly `expand_threshold` more visits
 //! than its children together, however many threads run, except where visits stop at proven
 //! nodes or where a full tree or a reclaim cut the children.
 
@@ -38,7 +39,7 @@ use crate::control::{Contention, Control};
 use crate::core::Core;
 use crate::expand::{Expanded, MoveKnowledge, expand, refine};
 use crate::game::{Game, Outcome, Player, PlayoutEnd, Rng};
-use crate::node::{Child, Expansion, Node};
+use crate::node::{Child, Expansion, Node, Writers};
 use crate::select::Uct;
 use crate::sibling_cache::SiblingCache;
 use crate::solver::Bounds;
@@ -113,6 +114,8 @@ pub(crate) struct Worker<G: Game> {
     max_depth: u32,
     /// Contention seen since the last flush.
     contention: Contention,
+    /// How this thread updates the nodes' counters (alone or among others).
+    writers: Writers,
 }
 
 impl<G: Game> Worker<G> {
@@ -138,6 +141,7 @@ impl<G: Game> Worker<G> {
             depth_count: 0,
             max_depth: 0,
             contention: Contention::default(),
+            writers: Writers::for_threads(core.params.thread_count()),
         }
     }
 
@@ -155,7 +159,7 @@ impl<G: Game> Worker<G> {
         self.path.clear();
         let mut index = ROOT;
         let mut mover = core.root_mover;
-        let mut started_before = tree.root().arrive();
+        let mut started_before = tree.root().arrive_as(self.writers);
         self.path.push(Step { node: ROOT, mover });
 
         // Whether `self.moves` holds the current node's legal moves.
@@ -234,7 +238,7 @@ impl<G: Game> Worker<G> {
                         // in its move generation): this node stays the leaf.
                         _ => break self.leaf_playout(core, node, mover),
                     };
-                    started_before = tree.node(child_index).arrive();
+                    started_before = tree.node(child_index).arrive_as(self.writers);
                     mover = to_move;
                     index = child_index;
                     self.path.push(Step { node: index, mover });
@@ -294,7 +298,7 @@ impl<G: Game> Worker<G> {
         if core.params.minimax_weight > 0.0 {
             backup::backup_minimax(tree, &self.path);
         }
-        backup::backup_value(tree, &self.path, value);
+        backup::backup_value(tree, &self.path, value, self.writers);
     }
 
     /// The child node along `edge`, created on its first visit (its minimax value starts as the

@@ -128,6 +128,33 @@ pub(crate) struct Node {
     refined: AtomicU8,
 }
 
+/// Who may update a node's counters while a search runs, which decides how they are updated.
+///
+/// With several search threads the counters take read-modify-write atomics (`lock xadd` on
+/// x86), which also order the thread's memory accesses and so keep the processor from loading
+/// the next levels of the tree early. A search on one thread is the only writer (reclaims and
+/// tree reuse run between its iterations, snapshots only read), so a plain load and store of
+/// each counter gives the same values without either cost; readers on other threads still see
+/// whole values, only atomics are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writers {
+    /// Several search threads: every update is one atomic read-modify-write.
+    Shared,
+    /// The search's only thread: a load and a store.
+    Solo,
+}
+
+impl Writers {
+    /// The writers of a search running `threads` threads.
+    pub(crate) fn for_threads(threads: usize) -> Self {
+        if threads <= 1 {
+            Writers::Solo
+        } else {
+            Writers::Shared
+        }
+    }
+}
+
 /// Quantises a value in `[0, 1]` to 1..=65535 (0 stays free for "unknown"); NaN counts as ½.
 fn quantise_value(value: f32) -> u16 {
     let value = if value.is_nan() {
@@ -220,15 +247,48 @@ impl Node {
 
     /// A thread arrives on its way down (adds virtual loss). Returns the number of playouts
     /// started through this node before this one (completed visits plus threads in flight).
+    #[cfg(test)]
     pub(crate) fn arrive(&self) -> u64 {
-        let before = self.counts.fetch_add(ARRIVE, Ordering::Relaxed);
+        self.arrive_as(Writers::Shared)
+    }
+
+    /// [`Node::arrive`] by a thread that is one of `writers`.
+    #[inline]
+    pub(crate) fn arrive_as(&self, writers: Writers) -> u64 {
+        let before = match writers {
+            Writers::Shared => self.counts.fetch_add(ARRIVE, Ordering::Relaxed),
+            Writers::Solo => {
+                let before = self.counts.load(Ordering::Relaxed);
+                self.counts.store(before + ARRIVE, Ordering::Relaxed);
+                before
+            }
+        };
         (before >> IN_FLIGHT_BITS) + (before & IN_FLIGHT_MASK)
     }
 
     /// Backs up one playout worth `value_fixed` for the mover and removes the virtual loss.
+    #[cfg(test)]
     pub(crate) fn leave(&self, value_fixed: u64) {
-        self.value_sum.fetch_add(value_fixed, Ordering::Relaxed);
-        self.counts.fetch_add(LEAVE, Ordering::Relaxed);
+        self.leave_as(value_fixed, Writers::Shared);
+    }
+
+    /// [`Node::leave`] by a thread that is one of `writers`.
+    #[inline]
+    pub(crate) fn leave_as(&self, value_fixed: u64, writers: Writers) {
+        match writers {
+            Writers::Shared => {
+                self.value_sum.fetch_add(value_fixed, Ordering::Relaxed);
+                self.counts.fetch_add(LEAVE, Ordering::Relaxed);
+            }
+            Writers::Solo => {
+                let sum = self.value_sum.load(Ordering::Relaxed);
+                self.value_sum
+                    .store(sum.wrapping_add(value_fixed), Ordering::Relaxed);
+                let counts = self.counts.load(Ordering::Relaxed);
+                self.counts
+                    .store(counts.wrapping_add(LEAVE), Ordering::Relaxed);
+            }
+        }
     }
 
     /// One relaxed load of the counters, for [`crate::tree::Tree::warm_children`].
@@ -569,6 +629,23 @@ mod tests {
         let s = node.stats();
         assert_eq!((s.visits, s.in_flight), (3, 0));
         assert_eq!(s.mean(), Some(0.5));
+    }
+
+    #[test]
+    fn a_solo_writer_counts_like_shared_ones() {
+        let (solo, shared) = (Node::default(), Node::default());
+        let values = [1.0, 0.0, 0.25, 0.5, 0.75];
+        for (k, &v) in values.iter().enumerate() {
+            assert_eq!(solo.arrive_as(Writers::Solo), k as u64);
+            assert_eq!(shared.arrive_as(Writers::Shared), k as u64);
+            solo.leave_as(to_fixed(v), Writers::Solo);
+            shared.leave_as(to_fixed(v), Writers::Shared);
+        }
+        assert_eq!(solo.stats(), shared.stats());
+        assert_eq!(solo.stats().visits, 5);
+        assert_eq!(Writers::for_threads(0), Writers::Solo);
+        assert_eq!(Writers::for_threads(1), Writers::Solo);
+        assert_eq!(Writers::for_threads(2), Writers::Shared);
     }
 
     #[test]
