@@ -103,6 +103,11 @@ enum Offline {
         /// server's default engine; `config=uniform` for the first version's).
         #[arg(long, default_value = "config=strong", value_parser = emergo_bot_server::config::parse_mcts)]
         mcts: emergo_engine::MctsConfig,
+        /// With --search: alternate raw playouts and the search this many times (1–100) and
+        /// report every round's search/raw ratio and their median (the figures are the last
+        /// round's).
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
     },
     /// Learn the evaluation weights from self-play (logistic regression of game results on the
     /// evaluation's features) and print them as a weights file (engine/weights.txt format).
@@ -216,6 +221,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             nodes,
             tree_memory,
             mcts,
+            rounds,
         } => {
             if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
                 return Err(format!(
@@ -226,12 +232,20 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             if threads == 0 || threads > 1024 {
                 return Err("--threads must be between 1 and 1024".into());
             }
+            if rounds != 1 && !search {
+                return Err(
+                    "--rounds goes with --search (raw playouts alone have no ratio)".into(),
+                );
+            }
             if search {
                 if nodes == 0 || nodes > 200_000_000 {
                     return Err("--nodes must be between 1 and 200000000".into());
                 }
                 if tree_memory.is_some_and(|b| b < 1 << 20) {
                     return Err("--tree-memory must be at least 1MiB".into());
+                }
+                if rounds == 0 || rounds > 100 {
+                    return Err("--rounds must be between 1 and 100".into());
                 }
                 let r = bench::search(&bench::SearchBenchOptions {
                     duration: Duration::from_secs_f64(seconds),
@@ -240,6 +254,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     max_nodes: nodes,
                     max_tree_bytes: tree_memory.map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
                     config: mcts,
+                    rounds,
                 });
                 if json {
                     writeln!(out, "{}", serde_json::to_string(&r)?)?;
@@ -255,6 +270,20 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                         100.0 * r.search_to_raw,
                         r.raw_playouts_per_second
                     )?;
+                    if r.rounds.len() > 1 {
+                        let each: Vec<String> = r
+                            .rounds
+                            .iter()
+                            .map(|round| format!("{:.1}%", 100.0 * round.search_to_raw))
+                            .collect();
+                        writeln!(
+                            out,
+                            "search/raw over {} alternating rounds: median {:.1}% ({})",
+                            r.rounds.len(),
+                            100.0 * r.search_to_raw_median,
+                            each.join(", ")
+                        )?;
+                    }
                     if let (Some(one), Some(efficiency)) =
                         (r.single_thread_playouts_per_second, r.per_thread_efficiency)
                     {

@@ -199,6 +199,13 @@ pub struct SearchBench {
     pub raw_playouts_per_second: f64,
     /// `playouts_per_second / raw_playouts_per_second`: the share left after tree overhead.
     pub search_to_raw: f64,
+    /// Every round's raw and search rates (`--rounds`, one pair per round, raw first), the
+    /// last round's being the one the other figures describe.
+    pub rounds: Vec<RoundFigures>,
+    /// The median of the rounds' `search_to_raw` (the mean of the middle two for an even
+    /// count): on a shared machine one pair of runs can read anywhere in 65–95%, so this is
+    /// the figure to compare.
+    pub search_to_raw_median: f64,
     /// With more than one thread: playouts per second of a one-thread search of the same length
     /// and settings, run just before (`None` with one thread).
     pub single_thread_playouts_per_second: Option<f64>,
@@ -242,6 +249,29 @@ pub struct SearchBench {
     /// Iterations per second: with evaluation at the leaf an iteration scores a leaf instead of
     /// playing a playout, so this is the search speed; `playouts_per_second` is the same count.
     pub iterations_per_second: f64,
+}
+
+/// One round of `emergo bench --search --rounds N`: raw playouts, then the search, each for the
+/// bench's duration (raw at most 2 s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct RoundFigures {
+    /// Raw random playouts per second (all threads).
+    pub raw_playouts_per_second: f64,
+    /// Search playouts per second (all threads).
+    pub playouts_per_second: f64,
+    /// `playouts_per_second / raw_playouts_per_second`.
+    pub search_to_raw: f64,
+}
+
+/// The median of `values` (the mean of the middle two for an even count; 0 for none).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
 }
 
 /// The contention counters of a search ([`emergo_mcts::Contention`]), in total and per 1,000
@@ -315,21 +345,23 @@ pub struct SearchBenchOptions {
     pub max_tree_bytes: Option<usize>,
     /// The search configuration.
     pub config: emergo_engine::MctsConfig,
+    /// Alternating (raw, search) pairs to measure (at least 1): the search/raw ratio is
+    /// reported per round and as their median.
+    pub rounds: usize,
 }
 
 /// Searches the initial position for `duration` on `threads` threads (no early stop) within
 /// the node cap and memory limit, after measuring the raw playout rate for comparison and, with
 /// more than one thread, a one-thread search of the same length (for the per-thread efficiency).
+/// With `rounds` > 1 the raw and search runs alternate that many times (the one-thread
+/// reference runs once, first), so that a machine whose speed drifts (shared caches, other
+/// tenants) weighs on both sides of the ratio alike; the figures are the last round's, with
+/// every round's rates and the median ratio beside them.
 pub fn search(options: &SearchBenchOptions) -> SearchBench {
     use emergo_mcts::{Search, SearchParams};
 
     let threads = options.threads.max(1);
     let config = &options.config;
-    let raw = playouts(
-        options.duration.min(Duration::from_secs(2)),
-        threads,
-        options.seed,
-    );
     let mut params = SearchParams {
         threads,
         seed: options.seed,
@@ -342,26 +374,38 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
     }
     config.apply(&mut params);
     params.smart_pruning = false;
-    let run = |params: SearchParams| {
+    let new_search = |params: SearchParams| {
         let state = emergo_engine::EmergoState::new(Position::initial())
             .with_knowledge(config.shared_knowledge());
-        Search::new(state, params).run()
+        Search::new(state, params)
     };
     // The reference pass runs first, so that the measured search does not inherit a warm
     // machine the reference did not have.
     let single = (threads > 1).then(|| {
-        run(SearchParams {
+        new_search(SearchParams {
             threads: 1,
             ..params.clone()
         })
+        .run()
         .playouts_per_second
     });
     let max_tree_bytes = params.max_tree_bytes;
-    let (s, timeline, bytes_per_playout) = run_with_timeline(Search::new(
-        emergo_engine::EmergoState::new(Position::initial())
-            .with_knowledge(config.shared_knowledge()),
-        params,
-    ));
+    let raw_duration = options.duration.min(Duration::from_secs(2));
+    let mut rounds = Vec::new();
+    let (s, timeline, bytes_per_playout) = loop {
+        let raw = playouts(raw_duration, threads, options.seed);
+        let measured = run_with_timeline(new_search(params.clone()));
+        rounds.push(RoundFigures {
+            raw_playouts_per_second: raw.playouts_per_second,
+            playouts_per_second: measured.0.playouts_per_second,
+            search_to_raw: measured.0.playouts_per_second / raw.playouts_per_second.max(1e-9),
+        });
+        if rounds.len() >= options.rounds.max(1) {
+            break measured;
+        }
+    };
+    let last = rounds.last().copied().unwrap_or_default();
+    let ratios: Vec<f64> = rounds.iter().map(|r| r.search_to_raw).collect();
     let per_thread_efficiency =
         single.map(|one| s.playouts_per_second / (threads as f64 * one.max(1e-9)));
     SearchBench {
@@ -370,8 +414,10 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
         seconds: s.elapsed.as_secs_f64(),
         playouts: s.playouts,
         playouts_per_second: s.playouts_per_second,
-        raw_playouts_per_second: raw.playouts_per_second,
-        search_to_raw: s.playouts_per_second / raw.playouts_per_second.max(1e-9),
+        raw_playouts_per_second: last.raw_playouts_per_second,
+        search_to_raw: last.search_to_raw,
+        search_to_raw_median: median(&ratios),
+        rounds,
         single_thread_playouts_per_second: single,
         per_thread_efficiency,
         nodes: s.nodes,
@@ -426,11 +472,54 @@ mod tests {
             max_nodes: 100_000,
             max_tree_bytes: Some(8 << 20),
             config: emergo_engine::MctsConfig::default(),
+            rounds: 1,
         });
         assert!(r.playouts > 0 && r.tree_bytes > 0, "{r:?}");
+        assert_eq!(r.rounds.len(), 1);
+        assert_eq!(r.search_to_raw_median, r.search_to_raw);
         assert!(r.bytes_per_playout.is_some_and(|b| b > 0.0), "{r:?}");
         assert_eq!(r.max_tree_bytes, 8 << 20);
         assert!(r.single_thread_playouts_per_second.is_some_and(|p| p > 0.0));
         assert!(r.per_thread_efficiency.is_some_and(|e| e > 0.0));
+    }
+
+    #[test]
+    fn rounds_alternate_and_report_their_median() {
+        let r = search(&SearchBenchOptions {
+            duration: Duration::from_millis(60),
+            threads: 1,
+            seed: 5,
+            max_nodes: 50_000,
+            max_tree_bytes: Some(4 << 20),
+            config: emergo_engine::MctsConfig::uniform(),
+            rounds: 3,
+        });
+        assert_eq!(r.rounds.len(), 3, "{r:?}");
+        for round in &r.rounds {
+            assert!(round.raw_playouts_per_second > 0.0 && round.playouts_per_second > 0.0);
+            let ratio = round.playouts_per_second / round.raw_playouts_per_second;
+            assert!((round.search_to_raw - ratio).abs() < 1e-12, "{round:?}");
+        }
+        // The headline figures are the last round's; the median lies among the rounds'.
+        let last = r.rounds[2];
+        assert_eq!(r.search_to_raw, last.search_to_raw);
+        assert_eq!(r.raw_playouts_per_second, last.raw_playouts_per_second);
+        let (lo, hi) = r.rounds.iter().fold((f64::MAX, f64::MIN), |(lo, hi), x| {
+            (lo.min(x.search_to_raw), hi.max(x.search_to_raw))
+        });
+        assert!(
+            lo <= r.search_to_raw_median && r.search_to_raw_median <= hi,
+            "{r:?}"
+        );
+        // No single thread reference with one thread.
+        assert!(r.single_thread_playouts_per_second.is_none());
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty_lists() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[0.8]), 0.8);
+        assert_eq!(median(&[0.9, 0.7, 0.8]), 0.8);
+        assert_eq!(median(&[0.9, 0.6, 0.7, 0.8]), 0.75);
     }
 }

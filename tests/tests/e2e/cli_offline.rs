@@ -246,6 +246,58 @@ fn bench_search_text_reports_memory_contention_and_scaling() {
     assert!(out.contains("per-thread efficiency"), "{out}");
 }
 
+/// Issue 16: `--rounds N` alternates raw playouts and the search N times and reports every
+/// round's search/raw ratio and their median; `--rounds` without `--search`, or out of range,
+/// is refused.
+#[test]
+fn bench_search_rounds_report_every_ratio_and_the_median() {
+    let args = [
+        "bench",
+        "--search",
+        "--seconds",
+        "0.1",
+        "--mcts",
+        "config=uniform",
+        "--rounds",
+        "3",
+    ];
+    let out = stdout(&emergo(&args));
+    assert!(
+        out.contains("search/raw over 3 alternating rounds: median "),
+        "{out}"
+    );
+    let mut json = args.to_vec();
+    json.push("--json");
+    let v: Value = serde_json::from_str(stdout(&emergo(&json)).trim()).unwrap();
+    let rounds = v["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3, "{v}");
+    let ratios: Vec<f64> = rounds
+        .iter()
+        .map(|r| r["search_to_raw"].as_f64().unwrap())
+        .collect();
+    assert!(ratios.iter().all(|r| *r > 0.0 && r.is_finite()), "{v}");
+    let mut sorted = ratios.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(
+        v["search_to_raw_median"].as_f64().unwrap(),
+        sorted[1],
+        "{v}"
+    );
+    assert_eq!(v["search_to_raw"].as_f64().unwrap(), ratios[2], "{v}");
+    for bad in [
+        &["bench", "--search", "--rounds", "0"][..],
+        &["bench", "--search", "--rounds", "101"],
+        &["bench", "--rounds", "3"],
+    ] {
+        let o = emergo(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("--rounds"),
+            "{bad:?}"
+        );
+    }
+}
+
 /// Issue 15: a server that is not there is named, with what to do, and a bare HOST:PORT is
 /// taken as plaintext (no "no scheme" refusal).
 #[test]
