@@ -361,7 +361,12 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
     use emergo_mcts::{Search, SearchParams};
 
     let threads = options.threads.max(1);
-    let config = &options.config;
+    // The bench measures full-length searches: early stopping is off, and the engine's
+    // description says so.
+    let config = &emergo_engine::MctsConfig {
+        smart_pruning: false,
+        ..options.config.clone()
+    };
     let mut params = SearchParams {
         threads,
         seed: options.seed,
@@ -373,7 +378,6 @@ pub fn search(options: &SearchBenchOptions) -> SearchBench {
         params.max_tree_bytes = bytes;
     }
     config.apply(&mut params);
-    params.smart_pruning = false;
     let new_search = |params: SearchParams| {
         let state = emergo_engine::EmergoState::new(Position::initial())
             .with_knowledge(config.shared_knowledge());
