@@ -81,6 +81,25 @@ impl Uct {
         }
     }
 
+    /// The highest score any child not proven won can have under plain UCT ([`Uct::is_plain`])
+    /// with exploration term `explore`: `Q` is at most 1 and `explore / sqrt(n)` at most
+    /// `explore`, and rounding keeps both bounds, so no child scores more than `1 + explore`.
+    /// Once a child reaches it, none after it can win (ties go to the lower index), and the
+    /// scan stops there: with `fpu` 1, at the first unvisited child, which spares reading the
+    /// many edges after it in a node still being widened. A proven win would be taken at once,
+    /// but there is none under a parent selection runs in: the solver proves the parent in the
+    /// backup that proves such a child, and the descent stops at proven nodes (a proven root
+    /// ends the search). Infinite (no early stop) for any other formula, or for a negative
+    /// exploration constant.
+    #[inline]
+    fn ceiling(&self, explore: f32, plain: bool) -> f32 {
+        if plain && explore >= 0.0 {
+            1.0 + explore
+        } else {
+            f32::INFINITY
+        }
+    }
+
     /// A child [`Uct::select_remembered`] may remember (see [`Uct::remembers`]), with the
     /// numbers of its score: one with nothing proven and no thread exploring it, visited or
     /// not (plain UCT: visited, or without a node and without knowledge, which scores
@@ -189,24 +208,27 @@ impl Uct {
             // The child descended into last time has a node now, so it is read as visited.
             let Some(scored) = self.rememberable(tree, codes(remembered.stale), uniform, blend)
             else {
-                cache.begin(parent_index);
+                cache.forget(parent_index);
                 return None;
             };
-            remembered.children[remembered.stale] = scored;
-            best_scored(remembered.children, explore)
+            remembered.children.set(remembered.stale, scored);
+            remembered.children.best(explore)
         } else if stats.in_flight != 1 {
             // Another thread is inside too: a scan made now would not be remembered
             // (`SiblingCache::picked`), and with children in flight it would stop half way and
             // be made again in full by the caller. Just the full scan, then.
             return None;
         } else {
-            let children = cache.begin(parent_index);
+            let children = cache.begin(parent_index, count as usize);
             for offset in 0..count as usize {
                 // Proven or being explored (or, under plain UCT, with knowledge): not
                 // remembered.
-                children.push(self.rememberable(tree, codes(offset), uniform, blend)?);
+                children.set(
+                    offset,
+                    self.rememberable(tree, codes(offset), uniform, blend)?,
+                );
             }
-            best_scored(children, explore)
+            children.best(explore)
         };
         cache.picked(parent_index, &stats, best);
         Some(best)
@@ -249,13 +271,16 @@ impl Uct {
         count: u32,
         floor: Option<u8>,
     ) -> Pick {
+        let explore = self.explore(&parent.stats());
+        let plain_uct = self.is_plain(floor);
         let mut scan = Scan {
             uct: self,
-            explore: self.explore(&parent.stats()),
+            explore,
+            ceiling: self.ceiling(explore, plain_uct),
             uniform: 1.0 / count as f32,
             blend: self.blend_of(parent),
             floor,
-            plain_uct: self.is_plain(floor),
+            plain_uct,
             unknown_selectable: unknown_selectable(floor),
             best: None,
             best_score: f32::NEG_INFINITY,
@@ -280,6 +305,9 @@ impl Uct {
                     if let Some(win) = scan.consider(first + offset as u32, read) {
                         return win;
                     }
+                    if scan.saturated() {
+                        break;
+                    }
                 }
             }
             None => {
@@ -287,6 +315,9 @@ impl Uct {
                     let read = ChildRead::read(tree, tree.edge(index).read_codes());
                     if let Some(win) = scan.consider(index, read) {
                         return win;
+                    }
+                    if scan.saturated() {
+                        break;
                     }
                 }
             }
@@ -429,6 +460,8 @@ impl ChildRead {
 struct Scan<'a> {
     uct: &'a Uct,
     explore: f32,
+    /// No child after one scoring this can be picked ([`Uct::ceiling`]).
+    ceiling: f32,
     uniform: f32,
     /// The weight of the edges' static values in visited children's `Q` ([`Uct::blend_of`]).
     blend: f32,
@@ -451,6 +484,12 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
+    /// Whether the best child so far scores the ceiling: no later child can be picked.
+    #[inline(always)]
+    fn saturated(&self) -> bool {
+        self.best_score >= self.ceiling
+    }
+
     /// Scores the child along edge `index`; `Some` if it is proven won for the mover, which
     /// ends the scan.
     // Always inlined: called from two loops, and as a call it kept the scan's state in memory.
@@ -536,20 +575,6 @@ fn plain(stats: &Stats, n: u64) -> Scored {
         weight: 1.0,
         denom: (n as f32).sqrt(),
     }
-}
-
-/// The offset of the best plain-UCT score (the first of equals, as in [`Uct::select`]).
-fn best_scored(children: &[Scored], explore: f32) -> usize {
-    let mut best = 0;
-    let mut best_score = f32::NEG_INFINITY;
-    for (offset, child) in children.iter().enumerate() {
-        let score = child.score(explore);
-        if score > best_score {
-            best_score = score;
-            best = offset;
-        }
-    }
-    best
 }
 
 /// The edge [`Uct::select`] chose.
@@ -831,6 +856,55 @@ mod tests {
         assert_eq!(picks(&plain), (first, first));
         // 0.5 * 0.7 + 0.5 * 0.2 = 0.45 against 0.5 * 0.5 + 0.5 * 0.6 = 0.55.
         assert_eq!(picks(&blended), (first + 1, first + 1));
+    }
+
+    /// The early stop at the ceiling (`Uct::ceiling`) picks what scoring every child picks
+    /// (a remembered scan scores them all): a child at the ceiling ends the scan (first of
+    /// equals), an unvisited child ends it only where it reaches the ceiling (fpu 1), and a
+    /// better child after an unvisited one is still found where it does not (fpu 0.5).
+    #[test]
+    fn scans_stop_at_the_ceiling_only_where_nothing_after_can_win() {
+        // Each child: `Some((visits, value of each))`, or `None` for unvisited.
+        let pick = |children: &[Option<(u32, f32)>], fpu: f32| {
+            let tree = small_tree();
+            let count = children.len() as u32;
+            let first = tree.reserve_edges(count).unwrap_or_default();
+            tree.root().publish_expanded(first, count);
+            for (edge, child) in (first..).zip(children) {
+                let Some((visits, value)) = *child else {
+                    continue;
+                };
+                let node = tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
+                for _ in 0..visits {
+                    tree.root().arrive();
+                    tree.root().leave(to_fixed(value));
+                    tree.node(node).arrive();
+                    tree.node(node).leave(to_fixed(value));
+                }
+            }
+            let uct = Uct::new(&SearchParams {
+                first_play_urgency: fpu,
+                ..SearchParams::default()
+            });
+            let mut cache = SiblingCache::new(0);
+            tree.root().arrive();
+            let remembered =
+                uct.select_remembered(&tree, ROOT, tree.root(), first, count, None, &mut cache);
+            tree.root().leave(to_fixed(0.5));
+            let full = uct.select(&tree, tree.root(), first, count, None).edge;
+            assert_eq!(full, remembered.edge, "{children:?} fpu {fpu}");
+            full - first
+        };
+        // Child 1 (one win: 1 + explore) is the first at the ceiling.
+        let at_ceiling = [Some((2, 1.0)), Some((1, 1.0)), None, Some((1, 1.0))];
+        assert_eq!(pick(&at_ceiling, 1.0), 1);
+        assert_eq!(pick(&at_ceiling, 0.5), 1);
+        // With fpu 1 the unvisited child reaches the ceiling first; with 0.5, child 2 beats it.
+        let after_unvisited = [Some((3, 0.2)), None, Some((1, 1.0))];
+        assert_eq!(pick(&after_unvisited, 1.0), 1);
+        assert_eq!(pick(&after_unvisited, 0.5), 2);
+        let unvisited_first = [None, None, Some((2, 0.9))];
+        assert_eq!(pick(&unvisited_first, 1.0), 0);
     }
 
     #[test]
