@@ -252,7 +252,9 @@ impl Node {
         self.arrive_as(Writers::Shared)
     }
 
-    /// [`Node::arrive`] by a thread that is one of `writers`.
+    /// A thread arrives on its way down (adds virtual loss), as one of `writers`. Returns the
+    /// number of playouts started through this node before this one (completed visits plus
+    /// threads in flight).
     #[inline]
     pub(crate) fn arrive_as(&self, writers: Writers) -> u64 {
         let before = match writers {
@@ -272,7 +274,8 @@ impl Node {
         self.leave_as(value_fixed, Writers::Shared);
     }
 
-    /// [`Node::leave`] by a thread that is one of `writers`.
+    /// Backs up one playout worth `value_fixed` for the mover and removes the virtual loss, as
+    /// one of `writers`.
     #[inline]
     pub(crate) fn leave_as(&self, value_fixed: u64, writers: Writers) {
         match writers {

@@ -262,7 +262,8 @@ impl Uct {
     /// square root per child. Children with nothing proven (nearly all) skip the solver's
     /// checks. Priors and static values stay encoded unless the formula uses them (decoding one
     /// is a conversion and a multiplication), and of the unvisited children without knowledge,
-    /// which all score the same, only the first is scored.
+    /// which all score the same, only the first is scored. Under plain UCT the scan stops at
+    /// the first child that reaches the highest score possible ([`Uct::ceiling`]).
     pub(crate) fn select(
         &self,
         tree: &Tree,
