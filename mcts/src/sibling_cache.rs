@@ -54,8 +54,15 @@ impl Scored {
     /// same.
     #[inline]
     pub(crate) fn score(&self, explore: f32) -> f32 {
-        self.q + explore * self.weight / self.denom
+        score_of(self.q, self.weight, self.denom, explore)
     }
+}
+
+/// `q + explore * weight / denom`, the one place the remembered score is computed (by
+/// [`Scored::score`] and, lane by lane, by [`Scores::best`]), so that both round alike.
+#[inline(always)]
+fn score_of(q: f32, weight: f32, denom: f32, explore: f32) -> f32 {
+    q + explore * weight / denom
 }
 
 /// The remembered children of one parent, in edge order, as three runs of numbers (every
@@ -66,6 +73,7 @@ impl Scored {
 pub(crate) struct Scores {
     /// `q`, `weight` and `denom` runs of `len` numbers each.
     numbers: Vec<f32>,
+    /// `numbers.len() / 3`, kept so that the hot paths index the runs without dividing.
     len: usize,
 }
 
@@ -88,7 +96,7 @@ impl Scores {
     /// Remembers child `offset`'s numbers (ignored beyond [`Scores::len`]).
     #[inline]
     pub(crate) fn set(&mut self, offset: usize, scored: Scored) {
-        let len = self.len;
+        let len = self.len();
         if offset < len {
             self.numbers[offset] = scored.q;
             self.numbers[len + offset] = scored.weight;
@@ -99,10 +107,11 @@ impl Scores {
     /// Child `offset`'s numbers, if remembered.
     #[cfg(test)]
     pub(crate) fn get(&self, offset: usize) -> Option<Scored> {
-        (offset < self.len).then(|| Scored {
+        let len = self.len();
+        (offset < len).then(|| Scored {
             q: self.numbers[offset],
-            weight: self.numbers[self.len + offset],
-            denom: self.numbers[2 * self.len + offset],
+            weight: self.numbers[len + offset],
+            denom: self.numbers[2 * len + offset],
         })
     }
 
@@ -111,12 +120,12 @@ impl Scores {
     /// [`Scored::score`] and keeping a strictly better one would find. Each of
     /// [`Scores::LANES`] lanes keeps the first best of the children it sees (every fourth
     /// one, in order); the lanes' bests are then compared, lowest offset first among equals.
-    /// Every score is computed as [`Scored::score`] computes it (a multiplication, a division
-    /// and an addition, each correctly rounded whether scalar or in a vector), so the pick is
-    /// the same bit for bit.
+    /// Every score is computed by the same function as [`Scored::score`] (a multiplication, a
+    /// division and an addition, each correctly rounded whether scalar or in a vector), so the
+    /// pick is the same bit for bit.
     pub(crate) fn best(&self, explore: f32) -> usize {
         const LANES: usize = Scores::LANES;
-        let len = self.len;
+        let len = self.len();
         let (q, rest) = self.numbers.split_at(len);
         let (weight, denom) = rest.split_at(len);
         let mut best = [f32::NEG_INFINITY; LANES];
@@ -130,7 +139,7 @@ impl Scores {
             // Branch-free, lane by lane, so that the compiler keeps the lanes in vectors.
             let mut score = [0.0f32; LANES];
             for lane in 0..LANES {
-                score[lane] = q[lane] + explore * weight[lane] / denom[lane];
+                score[lane] = score_of(q[lane], weight[lane], denom[lane], explore);
             }
             for lane in 0..LANES {
                 let better = score[lane] > best[lane];
@@ -142,7 +151,7 @@ impl Scores {
         let tail = len - len % LANES;
         for offset in tail..len {
             let lane = offset - tail;
-            let score = q[offset] + explore * weight[offset] / denom[offset];
+            let score = score_of(q[offset], weight[offset], denom[offset], explore);
             if score > best[lane] {
                 best[lane] = score;
                 at[lane] = offset as u32;
