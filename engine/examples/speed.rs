@@ -5,7 +5,10 @@
 //! [rounds] [FEN]`: `strong` searches with the default engine instead; `ab` runs fixed-depth
 //! alpha-beta searches (the second argument is the depth) of five positions; FEN (quoted) searches
 //! that position instead of the initial one (search modes only), e.g. a middle-game position
-//! whose tree is deep, where selection costs more than at the start.
+//! whose tree is deep, where selection costs more than at the start. `search:T` and `strong:T`
+//! search on `T` threads and time the search by the wall clock instead (the machine should be
+//! otherwise idle), for the rate of many-threaded searches from a given position; the
+//! environment variable `SPEED_MCTS` (e.g. `rescan=0`) changes the default engine's settings.
 
 /// CPU time of this thread in seconds (`/proc/thread-self/schedstat`: the machine is shared).
 fn cpu() -> f64 {
@@ -20,9 +23,9 @@ use emergo_engine::{EmergoState, MctsConfig};
 use emergo_mcts::{Search, SearchParams};
 use emergo_rules::{Position, Repetitions, playout_rng, random_playout};
 
-fn search(playouts: u64, config: &MctsConfig, start: Position) -> (f64, u64) {
+fn search(playouts: u64, config: &MctsConfig, start: Position, threads: usize) -> (f64, u64) {
     let mut params = SearchParams {
-        threads: 1,
+        threads,
         seed: 1,
         max_playouts: Some(playouts),
         ..SearchParams::default()
@@ -30,9 +33,13 @@ fn search(playouts: u64, config: &MctsConfig, start: Position) -> (f64, u64) {
     config.apply(&mut params);
     params.smart_pruning = false;
     let state = EmergoState::new(start).with_knowledge(config.shared_knowledge());
-    let began = cpu();
+    let (began, wall) = (cpu(), std::time::Instant::now());
     let s = Search::new(state, params).run();
-    let secs = cpu() - began;
+    let secs = if threads > 1 {
+        wall.elapsed().as_secs_f64()
+    } else {
+        cpu() - began
+    };
     // Digest of the result: every root move's visits and value bits.
     let mut digest: u64 = s.nodes as u64;
     for m in &s.moves {
@@ -124,13 +131,27 @@ fn main() {
             std::process::exit(2)
         }
     };
+    let (mode, threads) = match mode.split_once(':') {
+        Some((mode, t)) => (mode, t.parse().unwrap_or(1usize).max(1)),
+        None => (mode, 1),
+    };
+    let mut config = MctsConfig::default();
+    // Extra settings for the default engine, e.g. `SPEED_MCTS=rescan=0`.
+    for setting in std::env::var("SPEED_MCTS").unwrap_or_default().split(',') {
+        if let Some((key, value)) = setting.split_once('=') {
+            if let Err(e) = config.set(key, value) {
+                eprintln!("SPEED_MCTS: {e}");
+                std::process::exit(2)
+            }
+        }
+    }
     for _ in 0..rounds {
         match mode {
             "search" => {
-                search(n, &MctsConfig::uniform(), start);
+                search(n, &MctsConfig::uniform(), start, threads);
             }
             "strong" => {
-                search(n, &MctsConfig::default(), start);
+                search(n, &config, start, threads);
             }
             "raw" => {
                 raw(n);
@@ -142,7 +163,7 @@ fn main() {
             }
             _ => {
                 let r = raw(n);
-                let (s, _) = search(n, &MctsConfig::uniform(), Position::initial());
+                let (s, _) = search(n, &MctsConfig::uniform(), Position::initial(), 1);
                 println!("ratio search/raw speed {:.1}%", 100.0 * r / s);
             }
         }

@@ -42,6 +42,9 @@ pub struct MctsConfig {
     /// Weight of a refined node's edge values in its visited children's `Q`
     /// (`SearchParams::refined_value_weight`; 0: none).
     pub refined_value_weight: f32,
+    /// With several threads, the visits a node near the root may gain before a thread scans
+    /// its children again (`SearchParams::shared_rescan`; 0: whenever another thread passed).
+    pub shared_rescan: u32,
 }
 
 impl Default for MctsConfig {
@@ -77,6 +80,7 @@ impl MctsConfig {
             refine_growth: 4,
             refine_levels: 2,
             refined_value_weight: 0.0,
+            shared_rescan: SearchParams::default().shared_rescan,
         }
     }
 
@@ -98,6 +102,7 @@ impl MctsConfig {
             refine_growth: d.refine_growth,
             refine_levels: d.refine_levels,
             refined_value_weight: d.refined_value_weight,
+            shared_rescan: d.shared_rescan,
         }
     }
 
@@ -124,6 +129,7 @@ impl MctsConfig {
         params.refine_growth = self.refine_growth;
         params.refine_levels = self.refine_levels;
         params.refined_value_weight = self.refined_value_weight;
+        params.shared_rescan = self.shared_rescan;
     }
 
     /// The knowledge, shared, for [`crate::EmergoState::with_knowledge`].
@@ -152,12 +158,14 @@ impl MctsConfig {
         "refinegrowth",
         "refinelevels",
         "refinevalue",
+        "rescan",
     ];
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
-    /// `refinegrowth`, `refinelevels`, `refinevalue`, and for the knowledge `temp`, `samples`,
+    /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
+    /// several threads), and for the knowledge `temp`, `samples`,
     /// `scale`, `leafdepth`, `priordepth`, `refinestep`. Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
@@ -201,6 +209,7 @@ impl MctsConfig {
             }
             "refinelevels" => self.refine_levels = num(key, value, |v: &u32| (1..=8).contains(v))?,
             "refinevalue" => self.refined_value_weight = num(key, value, finite(0.0, 1.0))?,
+            "rescan" => self.shared_rescan = num(key, value, |v: &u32| *v <= 1 << 20)?,
             "prune" => {
                 self.smart_pruning = match value {
                     "on" => true,
@@ -305,6 +314,13 @@ impl MctsConfig {
                     let _ = write!(s, ", heavy playouts ({} samples)", k.playout_samples);
                 }
             }
+        }
+        if self.shared_rescan != SearchParams::default().shared_rescan {
+            let _ = write!(
+                s,
+                ", shared scans rescanned every {} visits",
+                self.shared_rescan
+            );
         }
         s.push_str(if self.smart_pruning {
             ", smart pruning"

@@ -129,7 +129,11 @@ impl<G: Game> Worker<G> {
             state: core.root.clone(),
             moves: Vec::new(),
             move_cache: MoveCache::new(core.tree.epoch()),
-            siblings: SiblingCache::new(core.tree.epoch()),
+            siblings: if core.params.thread_count() > 1 {
+                SiblingCache::shared(core.tree.epoch(), core.params.shared_rescan)
+            } else {
+                SiblingCache::new(core.tree.epoch())
+            },
             knowledge: MoveKnowledge::new(core.params.uses_knowledge()),
             refine_moves: Vec::new(),
             refinements: 0,

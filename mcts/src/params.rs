@@ -110,6 +110,15 @@ pub struct SearchParams {
     pub refine_growth: u64,
     /// How many times a node is refined at most (level 1 up to this). Default 1.
     pub refine_levels: u32,
+    /// With several threads: how many visits a node of the top three levels may gain (from any
+    /// thread) before a thread that remembered its children's scores reads them all again.
+    /// In between, a pass reads only the child it descended into last time and takes the others'
+    /// scores from memory, so threads stop reading, on every pass, the cache lines the other
+    /// cores keep writing; the picks lag the other threads' last few visits there. 0: scanned
+    /// again whenever another thread passed, as exact as one thread's picks. Default 64.
+    /// Irrelevant with one thread, and where remembered scans do not apply (UCT with priors or
+    /// minimax values).
+    pub shared_rescan: u32,
 }
 
 /// The selection formula. Both clamp values into the solver bounds and skip proven losses.
@@ -155,6 +164,7 @@ impl Default for SearchParams {
             refine_visits: 0,
             refine_growth: 4,
             refine_levels: 1,
+            shared_rescan: 64,
         }
     }
 }

@@ -103,8 +103,10 @@ impl Uct {
     /// A child [`Uct::select_remembered`] may remember (see [`Uct::remembers`]), with the
     /// numbers of its score: one with nothing proven and no thread exploring it, visited or
     /// not (plain UCT: visited, or without a node and without knowledge, which scores
-    /// `fpu + explore`); `uniform` is the prior of a move without one. `None` for any other
-    /// child. The same score as [`Uct::select`] gives, bit for bit.
+    /// `fpu + explore`); `uniform` is the prior of a move without one. With `in_flight`
+    /// (scans reused across threads, [`SiblingCache::shared`]) also a child other threads are
+    /// exploring, or whose node one is creating, at its score now (virtual losses counted).
+    /// `None` for any other child. The same score as [`Uct::select`] gives, bit for bit.
     #[inline]
     fn rememberable(
         &self,
@@ -112,20 +114,22 @@ impl Uct {
         codes: EdgeCodes,
         uniform: f32,
         blend: f32,
+        in_flight: bool,
     ) -> Option<Scored> {
         let (stats, minimax) = match codes.child {
             Child::Absent => (UNVISITED, codes.value),
             Child::Node(child) => {
                 let child = tree.node(child);
                 let stats = child.stats();
-                if stats.in_flight > 0 || child.bounds_code() != 0 {
+                if (stats.in_flight > 0 && !in_flight) || child.bounds_code() != 0 {
                     return None;
                 }
                 (stats, child.minimax_code())
             }
+            Child::Creating if in_flight => (IN_FLIGHT, codes.value),
             Child::Creating => return None,
         };
-        let n = stats.visits;
+        let n = self.effective_visits(&stats);
         match self.selection {
             Selection::Uct if n > 0 => Some(plain(&stats, n)),
             Selection::Uct => (codes.prior == 0 && minimax == 0).then(|| Scored {
@@ -146,7 +150,10 @@ impl Uct {
     /// index), remembering the children's scores in `cache` between passes: the same pick bit
     /// for bit, without reading every child again when only the last one descended into can
     /// have changed (see the `sibling_cache` module). Any other case ([`Uct::remembers`] false,
-    /// a child proven or being explored) is a plain [`Uct::select`].
+    /// a child proven or being explored) is a plain [`Uct::select`]. With a cache that reuses
+    /// scans across threads ([`SiblingCache::shared`]) the pick is a full scan's as of the last
+    /// rescan, with this thread's own descents since, and children other threads are exploring
+    /// are remembered too.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn select_remembered(
         &self,
@@ -163,25 +170,42 @@ impl Uct {
         }
         let stats = parent.stats();
         let blend = self.blend_of(parent);
-        let pick =
-            match self.remembered_offset(tree, parent_index, stats, (first, count), blend, cache) {
-                Some(offset) => Pick {
-                    edge: first + offset as u32,
-                    busy: false,
-                },
-                None => return self.select(tree, parent, first, count, floor),
-            };
-        // The crate's own tests check every remembered pick against a full scan, wherever no
-        // other thread passed or entered the parent while both were made (else the two may
-        // differ legitimately).
-        #[cfg(test)]
-        {
-            let full = self.select(tree, parent, first, count, floor);
-            if stats.in_flight == 1 && parent.stats() == stats {
-                assert_eq!(pick, full, "node {parent_index}, counters {stats:?}");
+        let Some(offset) =
+            self.remembered_offset(tree, parent_index, stats, (first, count), blend, cache)
+        else {
+            return self.select(tree, parent, first, count, floor);
+        };
+        let edge = first + offset as u32;
+        if !cache.reuses_shared_scans() {
+            let pick = Pick { edge, busy: false };
+            // The crate's own tests check every remembered pick against a full scan, wherever
+            // no other thread passed or entered the parent while both were made (else the two
+            // may differ legitimately).
+            #[cfg(test)]
+            {
+                let full = self.select(tree, parent, first, count, floor);
+                if stats.in_flight == 1 && parent.stats() == stats {
+                    assert_eq!(pick, full, "node {parent_index}, counters {stats:?}");
+                }
             }
+            return pick;
         }
-        pick
+        // A scan reused across threads may pick a child proven since (by another thread):
+        // scanned again in full then, which weighs the proof. Otherwise its node, which the
+        // descent loads next anyway, says whether a thread is exploring it.
+        let busy = match tree.edge(edge).read_codes().child {
+            Child::Node(child) => {
+                let child = tree.node(child);
+                if child.bounds_code() != 0 {
+                    cache.forget(parent_index);
+                    return self.select(tree, parent, first, count, floor);
+                }
+                child.stats().in_flight > 0
+            }
+            Child::Creating => true,
+            Child::Absent => false,
+        };
+        Pick { edge, busy }
     }
 
     /// The offset of the child to descend to, from the scores remembered in `cache` where they
@@ -204,33 +228,36 @@ impl Uct {
             Some(edges) => edges[offset].read_codes(),
             None => tree.edge(first + offset as u32).read_codes(),
         };
-        let best = if let Some(remembered) = cache.recall(parent_index, &stats, count as usize) {
-            // The child descended into last time has a node now, so it is read as visited.
-            let Some(scored) = self.rememberable(tree, codes(remembered.stale), uniform, blend)
-            else {
-                cache.forget(parent_index);
+        let in_flight = cache.reuses_shared_scans();
+        let (best, scanned) =
+            if let Some(remembered) = cache.recall(parent_index, &stats, count as usize) {
+                // The child descended into last time has a node now, so it is read as visited.
+                let Some(scored) =
+                    self.rememberable(tree, codes(remembered.stale), uniform, blend, in_flight)
+                else {
+                    cache.forget(parent_index);
+                    return None;
+                };
+                remembered.children.set(remembered.stale, scored);
+                (remembered.children.best(explore), false)
+            } else if stats.in_flight != 1 && !in_flight {
+                // Another thread is inside too: a scan made now would not be remembered
+                // (`SiblingCache::picked`), and with children in flight it would stop half way
+                // and be made again in full by the caller. Just the full scan, then.
                 return None;
+            } else {
+                let children = cache.begin(parent_index, count as usize);
+                for offset in 0..count as usize {
+                    // Proven (or, under plain UCT, with knowledge; or, unless scans are reused
+                    // across threads, being explored): not remembered.
+                    children.set(
+                        offset,
+                        self.rememberable(tree, codes(offset), uniform, blend, in_flight)?,
+                    );
+                }
+                (children.best(explore), true)
             };
-            remembered.children.set(remembered.stale, scored);
-            remembered.children.best(explore)
-        } else if stats.in_flight != 1 {
-            // Another thread is inside too: a scan made now would not be remembered
-            // (`SiblingCache::picked`), and with children in flight it would stop half way and
-            // be made again in full by the caller. Just the full scan, then.
-            return None;
-        } else {
-            let children = cache.begin(parent_index, count as usize);
-            for offset in 0..count as usize {
-                // Proven or being explored (or, under plain UCT, with knowledge): not
-                // remembered.
-                children.set(
-                    offset,
-                    self.rememberable(tree, codes(offset), uniform, blend)?,
-                );
-            }
-            children.best(explore)
-        };
-        cache.picked(parent_index, &stats, best);
+        cache.picked(parent_index, &stats, best, scanned);
         Some(best)
     }
 
@@ -906,6 +933,66 @@ mod tests {
         assert_eq!(pick(&after_unvisited, 0.5), 2);
         let unvisited_first = [None, None, Some((2, 0.9))];
         assert_eq!(pick(&unvisited_first, 1.0), 0);
+    }
+
+    /// Scans reused across threads (`SiblingCache::shared`): other threads' visits to a child
+    /// this thread did not descend into are not seen until the parent has gained `rescan`
+    /// visits; then the picks are a full scan's again. A reused pick says whether a thread is
+    /// exploring the child, and one proven since is not taken.
+    #[test]
+    fn shared_scans_lag_other_threads_until_the_rescan() {
+        let tree = small_tree();
+        let first = tree.reserve_edges(3).unwrap_or_default();
+        tree.root().publish_expanded(first, 3);
+        let node = |edge: u32| tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
+        let visit = |edge: u32, v: f32, times: u32| {
+            for _ in 0..times {
+                tree.root().arrive();
+                tree.root().leave(to_fixed(v));
+                tree.node(node(edge)).arrive();
+                tree.node(node(edge)).leave(to_fixed(v));
+            }
+        };
+        // Means 0.6, 0.5, 0.5: with little exploration the first child is best.
+        visit(first, 0.6, 10);
+        visit(first + 1, 0.5, 10);
+        visit(first + 2, 0.5, 10);
+        let uct = Uct::new(&SearchParams {
+            exploration: 0.1,
+            ..SearchParams::default()
+        });
+        let mut cache = SiblingCache::shared(0, 64);
+        let pass = |cache: &mut SiblingCache| {
+            tree.root().arrive();
+            let remembered = uct.select_remembered(&tree, ROOT, tree.root(), first, 3, None, cache);
+            let full = uct.select(&tree, tree.root(), first, 3, None);
+            tree.root().leave(to_fixed(0.5));
+            (remembered, full.edge)
+        };
+        assert_eq!(pass(&mut cache).0.edge, first);
+        // This thread's descent into the first child, then another thread's 20 wins in the
+        // second: a full scan now picks the second; the remembered scan has not seen them.
+        visit(first, 0.6, 1);
+        visit(first + 1, 1.0, 20);
+        let (remembered, full) = pass(&mut cache);
+        assert_eq!((remembered.edge, full), (first, first + 1));
+        // 64 visits after the scan (30 then; losses in the third child): scanned again.
+        visit(first + 2, 0.0, 40);
+        assert_eq!(pass(&mut cache).0.edge, first);
+        visit(first + 2, 0.0, 1);
+        let (remembered, full) = pass(&mut cache);
+        assert_eq!((remembered.edge, full), (first + 1, first + 1));
+        assert!(!remembered.busy);
+        // Another thread inside the child picked: a collision, reported from memory too.
+        tree.node(node(first + 1)).arrive();
+        let (remembered, _) = pass(&mut cache);
+        assert_eq!(remembered.edge, first + 1);
+        assert!(remembered.busy);
+        // Proven lost for the mover meanwhile: not taken from memory.
+        tree.node(node(first + 1))
+            .merge_bounds(Bounds::from_proven(Proven::Loss { plies: 0 }));
+        let (remembered, full) = pass(&mut cache);
+        assert_eq!((remembered.edge, full), (first, first));
     }
 
     #[test]

@@ -28,7 +28,17 @@
 //! proven or being explored, or under plain UCT has a prior or static value) means a full scan,
 //! which gives the same pick bit for bit (the crate's tests check each remembered pick against
 //! one). So single-threaded searches pick exactly as before (the speed harness's root digests
-//! are unchanged), and shared nodes are simply scanned as always.
+//! are unchanged).
+//!
+//! # Several threads
+//!
+//! With several threads that rule almost never holds near the root: another thread has nearly
+//! always passed since. There a scan is reused instead until the parent has gained
+//! [`SearchParams::shared_rescan`](crate::SearchParams::shared_rescan) visits, whoever made them
+//! ([`SiblingCache::shared`]): a pass reads only the child it descended into last, and the
+//! pick lags the other threads' last few visits and virtual losses under the parent. That is
+//! a trade of exactness for fewer reads of cache lines the other cores keep writing; the
+//! README's Performance and Strength sections carry what it measured.
 
 use crate::node::Stats;
 
@@ -187,6 +197,11 @@ pub(crate) struct SiblingCache {
     /// The tree epoch the slots belong to (node indices mean other nodes in another tree).
     epoch: u64,
     slots: Vec<Slot>,
+    /// `None`: a remembered scan is used only while it is still true (one thread, or alone in
+    /// the node). `Some(r)`: a search of several threads, where a scan is reused until the
+    /// parent has `r` more visits than when it was made, whoever made them (see
+    /// [`SiblingCache::shared`]).
+    rescan: Option<u64>,
 }
 
 /// A remembered scan found still true: the children's scores, of which the one at `stale`
@@ -214,7 +229,36 @@ impl SiblingCache {
         SiblingCache {
             epoch,
             slots: Vec::new(),
+            rescan: None,
         }
+    }
+
+    /// An empty cache for one of several threads sharing a tree, whose remembered scans are
+    /// reused until the parent has `rescan` more visits than at the scan (0: [`new`]'s rule).
+    ///
+    /// # Why
+    ///
+    /// With several threads, another thread has nearly always passed a node near the root since
+    /// this one last scanned it, so [`new`]'s rule sends every pass to a full scan, and each
+    /// child read there is a cache line another core has just written (measured with two
+    /// threads: selection took 46% of a thread's time against ~25% alone, over half of it
+    /// waiting on those lines). A scan reused for a few passes reads only the child descended
+    /// into last (and the one picked, which the descent reads anyway). The picks then lag the
+    /// other threads' last few visits, and their virtual losses, under nodes that have
+    /// thousands of visits: the price of the speed, measured in the README's strength section.
+    ///
+    /// [`new`]: SiblingCache::new
+    pub(crate) fn shared(epoch: u64, rescan: u32) -> Self {
+        SiblingCache {
+            rescan: (rescan > 0).then_some(u64::from(rescan)),
+            ..SiblingCache::new(epoch)
+        }
+    }
+
+    /// Whether scans are reused across other threads' visits ([`SiblingCache::shared`]): its
+    /// scans then remember children other threads are exploring, at the scores they had.
+    pub(crate) fn reuses_shared_scans(&self) -> bool {
+        self.rescan.is_some()
     }
 
     /// Forgets everything if the tree was replaced.
@@ -249,11 +293,14 @@ impl SiblingCache {
         stats: &Stats,
         count: usize,
     ) -> Option<Remembered<'_>> {
+        let rescan = self.rescan;
         let slot = self.slot(parent);
         let still_true = slot.parent == parent
-            && stats.in_flight == 1
-            && stats.visits == slot.visits.wrapping_add(1)
-            && slot.children.len() == count;
+            && slot.children.len() == count
+            && match rescan {
+                None => stats.in_flight == 1 && stats.visits == slot.visits.wrapping_add(1),
+                Some(rescan) => stats.visits < slot.visits.saturating_add(rescan),
+            };
         still_true.then_some(Remembered {
             stale: slot.picked as usize,
             children: &mut slot.children,
@@ -278,15 +325,21 @@ impl SiblingCache {
     }
 
     /// Completes (or refreshes) the entry of `parent`: scanned with `stats` (this thread alone
-    /// in it, else the entry is dropped), child `picked` chosen.
-    pub(crate) fn picked(&mut self, parent: u32, stats: &Stats, picked: usize) {
+    /// in it, else the entry is dropped), child `picked` chosen. Under
+    /// [`SiblingCache::shared`] the entry is kept however many threads are inside, and
+    /// `scanned` says whether the children were all read now (the visits then start the count
+    /// towards the next scan) or taken from memory.
+    pub(crate) fn picked(&mut self, parent: u32, stats: &Stats, picked: usize, scanned: bool) {
+        let shared = self.rescan.is_some();
         let slot = self.slot(parent);
-        if stats.in_flight == 1 && picked < slot.children.len() {
-            slot.parent = parent;
-            slot.visits = stats.visits;
-            slot.picked = picked as u32;
-        } else {
+        if picked >= slot.children.len() || !(shared || stats.in_flight == 1) {
             slot.parent = u32::MAX;
+            return;
+        }
+        slot.parent = parent;
+        slot.picked = picked as u32;
+        if scanned || !shared {
+            slot.visits = stats.visits;
         }
     }
 }
@@ -381,7 +434,7 @@ mod tests {
         let mut cache = SiblingCache::new(0);
         assert!(cache.recall(7, &stats(10, 1), 2).is_none());
         remember(&mut cache, 7, &[0.25, 0.75]);
-        cache.picked(7, &stats(10, 1), 1);
+        cache.picked(7, &stats(10, 1), 1, true);
         // The next pass: one more visit, alone again.
         let recalled = cache
             .recall(7, &stats(11, 1), 2)
@@ -392,8 +445,35 @@ mod tests {
         assert!(cache.recall(7, &stats(11, 2), 2).is_none());
         assert!(cache.recall(7, &stats(11, 1), 3).is_none());
         // A scan made while another thread was inside is not remembered.
-        cache.picked(7, &stats(11, 2), 0);
+        cache.picked(7, &stats(11, 2), 0, true);
         assert!(cache.recall(7, &stats(12, 1), 2).is_none());
+    }
+
+    #[test]
+    fn a_shared_scan_is_reused_until_the_parent_gained_rescan_visits() {
+        let mut cache = SiblingCache::shared(0, 4);
+        assert!(cache.reuses_shared_scans());
+        assert!(!SiblingCache::shared(0, 0).reuses_shared_scans());
+        assert!(!SiblingCache::new(0).reuses_shared_scans());
+        // Scanned at 10 visits with another thread inside: remembered all the same.
+        remember(&mut cache, 7, &[0.25, 0.75]);
+        cache.picked(7, &stats(10, 2), 1, true);
+        // Passes from memory, whoever else passed or is inside, up to 13 visits; a remembered
+        // pass does not restart the count.
+        for (visits, stale) in [(11, 1), (12, 0), (13, 0)] {
+            let recalled = cache.recall(7, &stats(visits, 3), 2).map(|r| r.stale);
+            assert_eq!(recalled, Some(stale), "{visits} visits");
+            cache.picked(7, &stats(visits, 3), 0, false);
+        }
+        assert_eq!(cache.recall(7, &stats(13, 1), 2).map(|r| r.stale), Some(0));
+        // 4 more visits than at the scan (or another child count): scanned again.
+        assert!(cache.recall(7, &stats(14, 1), 2).is_none());
+        assert!(cache.recall(7, &stats(12, 1), 3).is_none());
+        // The new scan starts the count again.
+        remember(&mut cache, 7, &[0.25, 0.75]);
+        cache.picked(7, &stats(14, 2), 0, true);
+        assert!(cache.recall(7, &stats(17, 2), 2).is_some());
+        assert!(cache.recall(7, &stats(18, 2), 2).is_none());
     }
 
     /// Two searches of `game` with `params` give the same root statistics, and so do second
@@ -503,17 +583,17 @@ mod tests {
     fn a_replaced_tree_or_a_colliding_node_forgets() {
         let mut cache = SiblingCache::new(0);
         remember(&mut cache, 3, &[0.5]);
-        cache.picked(3, &stats(1, 1), 0);
+        cache.picked(3, &stats(1, 1), 0, true);
         cache.sync(0);
         assert!(cache.recall(3, &stats(2, 1), 1).is_some());
         cache.sync(1);
         assert!(cache.recall(3, &stats(2, 1), 1).is_none());
         remember(&mut cache, 3, &[0.5]);
-        cache.picked(3, &stats(1, 1), 0);
+        cache.picked(3, &stats(1, 1), 0, true);
         // Same slot, other node: the first is gone.
         let other = 3 + SiblingCache::SLOTS as u32;
         remember(&mut cache, other, &[0.5]);
-        cache.picked(other, &stats(5, 1), 0);
+        cache.picked(other, &stats(5, 1), 0, true);
         assert!(cache.recall(3, &stats(2, 1), 1).is_none());
         assert!(cache.recall(other, &stats(6, 1), 1).is_some());
     }
