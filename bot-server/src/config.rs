@@ -177,8 +177,9 @@ pub struct ServerConfig {
     /// keys `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `prune=on|off`,
     /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
     /// `refinegrowth`, `refinelevels`, `refinevalue` (weight of refined values in visited
-    /// moves' `Q`), `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep` (plies
-    /// per refinement level).
+    /// moves' `Q`), `rescan` (with several threads, visits after which a thread scans a
+    /// top-level node's children again; 0: whenever another thread passed), `temp`, `samples`,
+    /// `scale`, `leafdepth`, `priordepth`, `refinestep` (plies per refinement level).
     /// ServerInfo reports the result.
     #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
     pub mcts: MctsConfig,
