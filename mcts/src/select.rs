@@ -193,19 +193,15 @@ impl Uct {
         // A scan reused across threads may pick a child proven since (by another thread):
         // scanned again in full then, which weighs the proof. Otherwise its node, which the
         // descent loads next anyway, says whether a thread is exploring it.
-        let busy = match tree.edge(edge).read_codes().child {
-            Child::Node(child) => {
-                let child = tree.node(child);
-                if child.bounds_code() != 0 {
-                    cache.forget(parent_index);
-                    return self.select(tree, parent, first, count, floor);
-                }
-                child.stats().in_flight > 0
-            }
-            Child::Creating => true,
-            Child::Absent => false,
-        };
-        Pick { edge, busy }
+        let read = ChildRead::read(tree, tree.edge(edge).read_codes());
+        if read.bounds_code != 0 {
+            cache.forget(parent_index);
+            return self.select(tree, parent, first, count, floor);
+        }
+        Pick {
+            edge,
+            busy: read.stats.in_flight > 0,
+        }
     }
 
     /// The offset of the child to descend to, from the scores remembered in `cache` where they
@@ -801,39 +797,51 @@ mod tests {
         })
     }
 
+    /// The node of the root's child along `edge`, created on first use.
+    fn node_of(tree: &Tree, edge: u32) -> u32 {
+        tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default()
+    }
+
+    /// `times` completed visits of the root and its child along `edge`, each worth `value`.
+    fn visit(tree: &Tree, edge: u32, value: f32, times: u32) {
+        let child = node_of(tree, edge);
+        for _ in 0..times {
+            tree.root().arrive();
+            tree.root().leave(to_fixed(value));
+            tree.node(child).arrive();
+            tree.node(child).leave(to_fixed(value));
+        }
+    }
+
     #[test]
     fn selection_tries_unvisited_then_skips_losses() {
         let tree = small_tree();
         let first = tree.reserve_edges(3).unwrap_or_default();
         tree.root().publish_expanded(first, 3);
-        let node = |edge: u32| tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
         let uct = Uct::new(&SearchParams::default());
-        let visit = |edge: u32, v: f32| {
-            tree.root().arrive();
-            tree.root().leave(to_fixed(v));
-            tree.node(node(edge)).arrive();
-            tree.node(node(edge)).leave(to_fixed(v));
-        };
         let select = |floor| uct.select(&tree, tree.root(), first, 3, floor).edge;
-        let prove = |edge: u32, p| tree.node(node(edge)).merge_bounds(Bounds::from_proven(p));
+        let prove = |edge: u32, p| {
+            tree.node(node_of(&tree, edge))
+                .merge_bounds(Bounds::from_proven(p))
+        };
         tree.root().arrive();
         tree.root().leave(0);
         assert_eq!(select(None), first);
-        visit(first, 0.0);
+        visit(&tree, first, 0.0, 1);
         assert_eq!(select(None), first + 1);
-        visit(first + 1, 1.0);
+        visit(&tree, first + 1, 1.0, 1);
         prove(first + 2, Proven::Loss { plies: 0 });
         for _ in 0..20 {
             let pick = select(None);
             assert_ne!(pick, first + 2);
-            visit(pick, 0.5);
+            visit(&tree, pick, 0.5, 1);
         }
         // A proven draw is skipped below the root once the parent is guaranteed a draw, but
         // not at the root.
         prove(first + 1, Proven::Draw);
         assert_eq!(select(Some(1)), first);
         for _ in 0..50 {
-            visit(first, 0.0);
+            visit(&tree, first, 0.0, 1);
         }
         assert_eq!(select(None), first + 1);
         // Everything skipped: the best guaranteed child is returned.
@@ -851,13 +859,7 @@ mod tests {
         tree.edge(first + 1).init(Some(0.5), Some(0.6));
         tree.root().publish_expanded(first, 2);
         for (edge, mean) in [(first, 0.7), (first + 1, 0.5)] {
-            let child = tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
-            for _ in 0..10 {
-                tree.root().arrive();
-                tree.root().leave(to_fixed(mean));
-                tree.node(child).arrive();
-                tree.node(child).leave(to_fixed(mean));
-            }
+            visit(&tree, edge, mean, 10);
         }
         let params = |weight| SearchParams {
             selection: Selection::Puct,
@@ -899,15 +901,8 @@ mod tests {
             let first = tree.reserve_edges(count).unwrap_or_default();
             tree.root().publish_expanded(first, count);
             for (edge, child) in (first..).zip(children) {
-                let Some((visits, value)) = *child else {
-                    continue;
-                };
-                let node = tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
-                for _ in 0..visits {
-                    tree.root().arrive();
-                    tree.root().leave(to_fixed(value));
-                    tree.node(node).arrive();
-                    tree.node(node).leave(to_fixed(value));
+                if let Some((visits, value)) = *child {
+                    visit(&tree, edge, value, visits);
                 }
             }
             let uct = Uct::new(&SearchParams {
@@ -944,19 +939,10 @@ mod tests {
         let tree = small_tree();
         let first = tree.reserve_edges(3).unwrap_or_default();
         tree.root().publish_expanded(first, 3);
-        let node = |edge: u32| tree.child_of(edge, |_| {}, &mut 0).unwrap_or_default();
-        let visit = |edge: u32, v: f32, times: u32| {
-            for _ in 0..times {
-                tree.root().arrive();
-                tree.root().leave(to_fixed(v));
-                tree.node(node(edge)).arrive();
-                tree.node(node(edge)).leave(to_fixed(v));
-            }
-        };
         // Means 0.6, 0.5, 0.5: with little exploration the first child is best.
-        visit(first, 0.6, 10);
-        visit(first + 1, 0.5, 10);
-        visit(first + 2, 0.5, 10);
+        visit(&tree, first, 0.6, 10);
+        visit(&tree, first + 1, 0.5, 10);
+        visit(&tree, first + 2, 0.5, 10);
         let uct = Uct::new(&SearchParams {
             exploration: 0.1,
             ..SearchParams::default()
@@ -972,24 +958,24 @@ mod tests {
         assert_eq!(pass(&mut cache).0.edge, first);
         // This thread's descent into the first child, then another thread's 20 wins in the
         // second: a full scan now picks the second; the remembered scan has not seen them.
-        visit(first, 0.6, 1);
-        visit(first + 1, 1.0, 20);
+        visit(&tree, first, 0.6, 1);
+        visit(&tree, first + 1, 1.0, 20);
         let (remembered, full) = pass(&mut cache);
         assert_eq!((remembered.edge, full), (first, first + 1));
         // 64 visits after the scan (30 then; losses in the third child): scanned again.
-        visit(first + 2, 0.0, 40);
+        visit(&tree, first + 2, 0.0, 40);
         assert_eq!(pass(&mut cache).0.edge, first);
-        visit(first + 2, 0.0, 1);
+        visit(&tree, first + 2, 0.0, 1);
         let (remembered, full) = pass(&mut cache);
         assert_eq!((remembered.edge, full), (first + 1, first + 1));
         assert!(!remembered.busy);
         // Another thread inside the child picked: a collision, reported from memory too.
-        tree.node(node(first + 1)).arrive();
+        tree.node(node_of(&tree, first + 1)).arrive();
         let (remembered, _) = pass(&mut cache);
         assert_eq!(remembered.edge, first + 1);
         assert!(remembered.busy);
         // Proven lost for the mover meanwhile: not taken from memory.
-        tree.node(node(first + 1))
+        tree.node(node_of(&tree, first + 1))
             .merge_bounds(Bounds::from_proven(Proven::Loss { plies: 0 }));
         let (remembered, full) = pass(&mut cache);
         assert_eq!((remembered.edge, full), (first, first));
