@@ -179,8 +179,11 @@ pub struct ServerConfig {
     /// `refinegrowth`, `refinelevels`, `refinevalue` (weight of refined values in visited
     /// moves' `Q`), `rescan` (with several threads, visits after which a thread scans a
     /// top-level node's children again; 0: whenever another thread passed), `temp`, `samples`,
-    /// `scale`, `leafdepth`, `priordepth`, `refinestep` (plies per refinement level).
-    /// ServerInfo reports the result.
+    /// `scale`, `leafdepth`, `priordepth`, `refinestep` (plies per refinement level),
+    /// `sacbonus` and `threatbonus` (centimen added to the priors of sacrifices and threats),
+    /// `kcache=on|off` (each search thread remembers the move knowledge of the positions it
+    /// expanded, for the same position reached by another move order). ServerInfo reports the
+    /// result.
     #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
     pub mcts: MctsConfig,
 }

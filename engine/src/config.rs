@@ -154,6 +154,9 @@ impl MctsConfig {
         "leafdepth",
         "priordepth",
         "refinestep",
+        "sacbonus",
+        "threatbonus",
+        "kcache",
         "refine",
         "refinegrowth",
         "refinelevels",
@@ -166,7 +169,8 @@ impl MctsConfig {
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
     /// several threads), and for the knowledge `temp`, `samples`,
-    /// `scale`, `leafdepth`, `priordepth`, `refinestep`. Errors say what is wrong with the value.
+    /// `scale`, `leafdepth`, `priordepth`, `refinestep`, `sacbonus`, `threatbonus` (centimen),
+    /// `kcache=on|off`. Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
             key: &str,
@@ -217,7 +221,8 @@ impl MctsConfig {
                     _ => return Err(format!("prune={value}: expected on or off")),
                 }
             }
-            "temp" | "samples" | "scale" | "leafdepth" | "priordepth" | "refinestep" => {
+            "temp" | "samples" | "scale" | "leafdepth" | "priordepth" | "refinestep"
+            | "sacbonus" | "threatbonus" | "kcache" => {
                 let k = self.knowledge.get_or_insert_with(Knowledge::default);
                 match key {
                     "temp" => k.prior_temperature = num(key, value, finite(1.0, 10_000.0))?,
@@ -227,6 +232,15 @@ impl MctsConfig {
                     "scale" => k.value_scale = num(key, value, finite(1.0, 10_000.0))?,
                     "priordepth" => k.prior_depth = num(key, value, |v: &u32| *v <= 8)?,
                     "refinestep" => k.refine_step = num(key, value, |v: &u32| (1..=4).contains(v))?,
+                    "sacbonus" => k.sacrifice_bonus = num(key, value, finite(-10_000.0, 10_000.0))?,
+                    "threatbonus" => k.threat_bonus = num(key, value, finite(-10_000.0, 10_000.0))?,
+                    "kcache" => {
+                        k.cache = match value {
+                            "on" => true,
+                            "off" => false,
+                            _ => return Err(format!("kcache={value}: expected on or off")),
+                        }
+                    }
                     _ => k.leaf_depth = num(key, value, |v: &u32| *v <= 8)?,
                 }
             }
@@ -280,6 +294,15 @@ impl MctsConfig {
                 }
                 if k.prior_depth > 0 {
                     let _ = write!(s, ", root priors searched {} plies deep", k.prior_depth);
+                }
+                if k.sacrifice_bonus != 0.0 {
+                    let _ = write!(s, ", sacrifices' priors +{} centimen", k.sacrifice_bonus);
+                }
+                if k.threat_bonus != 0.0 {
+                    let _ = write!(s, ", threats' priors +{} centimen", k.threat_bonus);
+                }
+                if k.cache {
+                    s.push_str(", knowledge remembered by position");
                 }
                 if self.refine_visits > 0 {
                     let deeper = match k.refine_step {
@@ -371,9 +394,46 @@ mod tests {
             ("refinelevels", "9"),
             ("refinevalue", "1.5"),
             ("refinevalue", "nan"),
+            ("sacbonus", "inf"),
+            ("threatbonus", "20000"),
+            ("kcache", "yes"),
         ] {
             assert!(c.set(k, v).is_err(), "{k}={v}");
         }
+    }
+
+    #[test]
+    fn prior_bonuses_and_the_knowledge_cache_are_settings_off_by_default() {
+        let default = MctsConfig::strong();
+        let k = default.knowledge.as_ref().unwrap();
+        assert_eq!(
+            (k.sacrifice_bonus, k.threat_bonus, k.cache),
+            (0.0, 0.0, false)
+        );
+        let mut c = MctsConfig::strong();
+        for (key, value) in [
+            ("sacbonus", "100"),
+            ("threatbonus", "150"),
+            ("kcache", "on"),
+        ] {
+            c.set(key, value).unwrap();
+        }
+        let k = c.knowledge.as_ref().unwrap();
+        assert_eq!(
+            (k.sacrifice_bonus, k.threat_bonus, k.cache),
+            (100.0, 150.0, true)
+        );
+        let d = c.describe();
+        for part in [
+            "sacrifices' priors +100 centimen",
+            "threats' priors +150 centimen",
+            "knowledge remembered by position",
+        ] {
+            assert!(d.contains(part), "{d}");
+        }
+        assert!(!default.describe().contains("priors +"));
+        c.set("kcache", "off").unwrap();
+        assert!(!c.knowledge.as_ref().unwrap().cache);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 pub mod alphabeta;
 pub mod config;
 pub mod eval;
+mod knowledge_cache;
 pub mod learn;
 pub mod state;
 

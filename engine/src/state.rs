@@ -34,6 +34,7 @@ use emergo_rules::{Move, MoveList, Outcome, Player, Position, Repetitions, rando
 
 use crate::alphabeta::{AlphaBeta, quiesce};
 use crate::eval::{Weights, win_probability_scaled};
+use crate::knowledge_cache::KnowledgeCache;
 
 /// The deepest search that scores a move for priors and values (a 12-ply search per move would
 /// take the whole budget of a move many times over).
@@ -47,6 +48,9 @@ thread_local! {
     static LEAF_SEARCH: RefCell<Option<Box<AlphaBeta>>> = const { RefCell::new(None) };
     /// This thread's buffer for [`Game::legal_moves`].
     static MOVES: RefCell<MoveList> = const { RefCell::new(MoveList::new()) };
+    /// The move knowledge this thread computed in its current search, by position
+    /// ([`Knowledge::cache`]).
+    static KNOWLEDGE_CACHE: RefCell<KnowledgeCache> = RefCell::new(KnowledgeCache::default());
 }
 
 /// What the search knows about Emergo beyond the rules.
@@ -74,6 +78,20 @@ pub struct Knowledge {
     /// ([`Game::refine_knowledge`]; default 1): level `k` searches `k * refine_step` plies
     /// deeper than the node's expansion did.
     pub refine_step: u32,
+    /// Centimen added to a move's score for its prior only (not its value) when it hands the
+    /// opponent a compulsory capture: a sacrifice. Alpha-beta plays such moves more often than
+    /// their quiescence score says (the `policy` example's fit), because the capture chain it
+    /// forces can leave the capturing stack where a bigger chain takes it, a line the search
+    /// reads only if it visits the sacrifice at all. 0: off.
+    pub sacrifice_bonus: f32,
+    /// Centimen added to a move's score for its prior only when, after it, the mover would have
+    /// a capture if it were to move again: a threat, such as the quiet move that sets up a
+    /// chain after a sacrifice. 0: off.
+    pub threat_bonus: f32,
+    /// Whether each search thread remembers the priors and values it computed for a position
+    /// (at a depth) and answers from memory when the search expands the same position again,
+    /// reached by another move order (see the `knowledge_cache` module).
+    pub cache: bool,
 }
 
 impl Default for Knowledge {
@@ -85,6 +103,9 @@ impl Default for Knowledge {
             leaf_depth: 0,
             prior_depth: 0,
             refine_step: 1,
+            sacrifice_bonus: 0.0,
+            threat_bonus: 0.0,
+            cache: false,
             value_scale: crate::eval::LOGISTIC_SCALE,
         }
     }
@@ -114,6 +135,7 @@ impl Knowledge {
                 ab.forget();
             }
         });
+        KNOWLEDGE_CACHE.with_borrow_mut(KnowledgeCache::clear);
     }
 
     /// The score of `pos` by an alpha-beta search `depth` plies deep (0: quiescence only), on
@@ -324,24 +346,52 @@ impl EmergoState {
             .saturating_sub(u32::from(self.ply))
             .saturating_add(extra)
             .min(MAX_KNOWLEDGE_DEPTH);
+        // The root's moves may be restricted (`only`): its lists are not the position's.
+        let cached = k.cache && self.only.is_none();
+        if cached
+            && KNOWLEDGE_CACHE.with_borrow(|cache| {
+                cache
+                    .get(&self.pos, depth, moves.len())
+                    .map(|(p, v)| {
+                        priors.extend_from_slice(p);
+                        values.extend_from_slice(v);
+                    })
+                    .is_some()
+            })
+        {
+            return;
+        }
         for &m in moves {
             let mut next = self.pos;
             next.play_unchecked(m);
             let Some(score) = k.score_by(&next, depth, deadline) else {
                 priors.clear();
+                values.clear();
                 return;
             };
             priors.push(-(score as f32));
+            values.push(win_probability_scaled(
+                score.saturating_neg(),
+                k.value_scale,
+            ));
+            if k.sacrifice_bonus != 0.0 && next.has_capture() {
+                if let Some(p) = priors.last_mut() {
+                    *p += k.sacrifice_bonus;
+                }
+            }
+            if k.threat_bonus != 0.0 && next.max_capture_len_of(self.pos.side_to_move()) > 0 {
+                if let Some(p) = priors.last_mut() {
+                    *p += k.threat_bonus;
+                }
+            }
         }
-        values.extend(
-            priors
-                .iter()
-                .map(|&s| win_probability_scaled(s as i32, k.value_scale)),
-        );
         let top = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let t = k.prior_temperature.max(1.0);
         for p in priors.iter_mut() {
             *p = ((*p - top) / t).exp();
+        }
+        if cached {
+            KNOWLEDGE_CACHE.with_borrow_mut(|cache| cache.put(&self.pos, depth, priors, values));
         }
     }
 }
@@ -482,6 +532,64 @@ mod tests {
         assert!(values[i] < 0.4, "{values:?}");
     }
 
+    /// The priors and values of White's moves e3-d4, e3-f2 and e3-f4 in the position of
+    /// `knowledge_evaluates_and_ranks_moves` with a second White man on a1, with these bonuses. e3-d4 steps next to Black's
+    /// c5: a sacrifice (Black must take, c5xe3) and a threat (d4 could take c5 if White moved
+    /// again); the other two steps are neither.
+    fn step_knowledge(sacrifice: f32, threat: f32) -> ([f32; 3], [f32; 3]) {
+        // White's a1 keeps the sacrifice from losing the game outright.
+        let pos: Position = "9/9/9/9/2a@6/9/4A@4/9/A@8 w 40 0,0".parse().unwrap();
+        let state = EmergoState::new(pos).with_knowledge(Some(Arc::new(Knowledge {
+            sacrifice_bonus: sacrifice,
+            threat_bonus: threat,
+            ..Knowledge::default()
+        })));
+        let mut moves = Vec::new();
+        state.legal_moves(&mut moves);
+        let (mut priors, mut values) = (Vec::new(), Vec::new());
+        state.move_knowledge(&moves, &mut priors, &mut values);
+        let at = |text: &str| moves.iter().position(|m| m.to_string() == text).unwrap();
+        let steps = [at("e3-d4"), at("e3-f2"), at("e3-f4")];
+        (steps.map(|i| priors[i]), steps.map(|i| values[i]))
+    }
+
+    /// Asserts that a bonus of `bonus` centimen multiplied e3-d4's prior, relative to the quiet
+    /// steps', by `exp(bonus / T)`, left the quiet steps' ratio alone and changed no value.
+    fn assert_only_e3_d4_boosted(
+        bonus: f32,
+        plain: ([f32; 3], [f32; 3]),
+        boosted: ([f32; 3], [f32; 3]),
+    ) {
+        let t = Knowledge::default().prior_temperature;
+        let gain = (boosted.0[0] / boosted.0[1]) / (plain.0[0] / plain.0[1]);
+        assert!(
+            (gain / (bonus / t).exp() - 1.0).abs() < 1e-3,
+            "{gain} {plain:?} {boosted:?}"
+        );
+        let quiet = (boosted.0[2] / boosted.0[1]) / (plain.0[2] / plain.0[1]);
+        assert!((quiet - 1.0).abs() < 1e-4, "{quiet}");
+        assert_eq!(plain.1, boosted.1);
+    }
+
+    #[test]
+    fn a_sacrifice_bonus_raises_a_sacrifices_prior_and_leaves_its_value() {
+        let plain = step_knowledge(0.0, 0.0);
+        // Without a bonus the sacrifice is behind the safe steps (it loses the man for a while).
+        assert!(
+            plain.0[0] < plain.0[1] && plain.1[0] < plain.1[1],
+            "{plain:?}"
+        );
+        assert_only_e3_d4_boosted(300.0, plain, step_knowledge(300.0, 0.0));
+    }
+
+    #[test]
+    fn a_threat_bonus_raises_a_threats_prior_and_leaves_its_value() {
+        let plain = step_knowledge(0.0, 0.0);
+        assert_only_e3_d4_boosted(250.0, plain, step_knowledge(0.0, 250.0));
+        // Both bonuses add up.
+        assert_only_e3_d4_boosted(550.0, plain, step_knowledge(300.0, 250.0));
+    }
+
     #[test]
     fn a_reused_trees_new_root_gets_the_roots_priors() {
         // After `Search::advance` the new root is at distance 0 again: its moves are scored as
@@ -521,8 +629,16 @@ mod tests {
     fn a_seeded_search_does_not_depend_on_what_the_thread_searched_before() {
         // The default engine searches priors with this thread's alpha-beta searcher; it forgets
         // its table, killers and history before each batch, so the same seeded search with the
-        // same playout budget gives the same tree the second time, after other searches.
-        let config = crate::MctsConfig::strong();
+        // same playout budget gives the same tree the second time, after other searches. With
+        // the knowledge cache too: it is emptied as each search starts.
+        let mut cached = crate::MctsConfig::strong();
+        cached.set("kcache", "on").unwrap();
+        for config in [crate::MctsConfig::strong(), cached] {
+            same_search_after_others(&config);
+        }
+    }
+
+    fn same_search_after_others(config: &crate::MctsConfig) {
         let run = |fen: &str| {
             let state =
                 EmergoState::new(fen.parse().unwrap()).with_knowledge(config.shared_knowledge());

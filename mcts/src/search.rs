@@ -127,6 +127,33 @@ impl<G: Game> Search<G> {
         self.core.tree.load().len()
     }
 
+    /// Calls `f` with the position, the depth (the root's is 0) and the completed visits of
+    /// every node in the tree, parents before their children. For diagnostics, such as how
+    /// many of a tree's nodes hold a position it also holds elsewhere, reached by another move
+    /// order (the tree is not a graph: each such node has statistics of its own). The tree
+    /// stores no moves, so each expanded node's moves are listed again and each child's
+    /// position played: about one move generation and one state per node. Call it between
+    /// searches (during one, nodes may be added while it walks).
+    pub fn for_each_node(&self, mut f: impl FnMut(&G, u32, u64)) {
+        let tree = self.core.tree.load();
+        let mut stack = vec![(self.core.root.clone(), ROOT, 0u32)];
+        let mut moves = Vec::new();
+        while let Some((state, index, depth)) = stack.pop() {
+            let node = tree.node(index);
+            f(&state, depth, node.stats().visits);
+            if let Expansion::Expanded { first, count } = node.expansion() {
+                state.legal_moves(&mut moves);
+                for (edge, &mv) in (first..first + count).zip(&moves) {
+                    if let Some(child) = tree.edge(edge).child() {
+                        let mut next = state.clone();
+                        next.play(mv);
+                        stack.push((next, child, depth + 1));
+                    }
+                }
+            }
+        }
+    }
+
     /// Results of the last search (or of the tree as it is, after [`advance`](Search::advance)).
     pub fn snapshot(&self) -> Snapshot<G::Move> {
         snapshot::build(&self.core)
@@ -256,6 +283,37 @@ fn find_child<G: Game>(
 mod tests {
     use super::*;
     use crate::toy::{Nim, TicTacToe};
+
+    #[test]
+    fn for_each_node_visits_every_node_once_with_its_position_and_visits() {
+        let params = SearchParams {
+            max_playouts: Some(3_000),
+            seed: 5,
+            ..SearchParams::default()
+        };
+        let mut search = Search::new(TicTacToe::new(), params);
+        let result = search.run();
+        let (mut nodes, mut root_visits, mut depth_one_visits) = (0, 0, 0);
+        let mut positions = std::collections::HashSet::new();
+        let mut transposed = 0;
+        search.for_each_node(|state, depth, visits| {
+            nodes += 1;
+            match depth {
+                0 => root_visits = visits,
+                1 => depth_one_visits += visits,
+                _ => {}
+            }
+            if !positions.insert(format!("{state:?}")) {
+                transposed += 1;
+            }
+        });
+        assert_eq!(nodes, search.node_count());
+        assert_eq!(root_visits, result.playouts);
+        // The root's visits less the expansion threshold's are its children's.
+        assert_eq!(depth_one_visits, root_visits - 1);
+        // Tic-tac-toe reaches most positions by several move orders.
+        assert!(transposed > nodes / 4, "{transposed} of {nodes}");
+    }
 
     /// Walks the whole tree and checks the invariants a finished search guarantees (with no node
     /// cap hit): no thread left in flight, every reserved node reachable, children blocks inside
