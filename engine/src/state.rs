@@ -369,21 +369,19 @@ impl EmergoState {
                 values.clear();
                 return;
             };
-            priors.push(-(score as f32));
+            // The value is the score's; the prior's score may get the bonuses on top.
             values.push(win_probability_scaled(
                 score.saturating_neg(),
                 k.value_scale,
             ));
+            let mut prior_score = -(score as f32);
             if k.sacrifice_bonus != 0.0 && next.has_capture() {
-                if let Some(p) = priors.last_mut() {
-                    *p += k.sacrifice_bonus;
-                }
+                prior_score += k.sacrifice_bonus;
             }
             if k.threat_bonus != 0.0 && next.max_capture_len_of(self.pos.side_to_move()) > 0 {
-                if let Some(p) = priors.last_mut() {
-                    *p += k.threat_bonus;
-                }
+                prior_score += k.threat_bonus;
             }
+            priors.push(prior_score);
         }
         let top = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let t = k.prior_temperature.max(1.0);
@@ -533,9 +531,9 @@ mod tests {
     }
 
     /// The priors and values of White's moves e3-d4, e3-f2 and e3-f4 in the position of
-    /// `knowledge_evaluates_and_ranks_moves` with a second White man on a1, with these bonuses. e3-d4 steps next to Black's
-    /// c5: a sacrifice (Black must take, c5xe3) and a threat (d4 could take c5 if White moved
-    /// again); the other two steps are neither.
+    /// `knowledge_evaluates_and_ranks_moves` with a second White man on a1, with these bonuses.
+    /// e3-d4 steps next to Black's c5: a sacrifice (Black must take, c5xe3) and a threat (d4
+    /// could take c5 if White moved again); the other two steps are neither.
     fn step_knowledge(sacrifice: f32, threat: f32) -> ([f32; 3], [f32; 3]) {
         // White's a1 keeps the sacrifice from losing the game outright.
         let pos: Position = "9/9/9/9/2a@6/9/4A@4/9/A@8 w 40 0,0".parse().unwrap();
