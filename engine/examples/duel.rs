@@ -9,7 +9,7 @@
 //! `mcts:...,verify=F,vk=K,vm=M` adds a root safety check: the MCTS gets (1 − F) of the time,
 //! then alpha-beta scores its K most visited moves (F/K of the time each) and overrules the
 //! MCTS's choice when another candidate is more than M centimen better (tried for issue 10:
-//! no significant gain against `ab`, README strength section).
+//! no significant gain against `ab`, `docs/STRENGTH.md`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

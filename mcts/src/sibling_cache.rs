@@ -38,7 +38,8 @@
 //! ([`SiblingCache::shared`]): a pass reads only the child it descended into last, and the
 //! pick lags the other threads' last few visits and virtual losses under the parent. That is
 //! a trade of exactness for fewer reads of cache lines the other cores keep writing; the
-//! README's Performance and Strength sections carry what it measured.
+//! performance and strength logs (`docs/PERFORMANCE.md`, `docs/STRENGTH.md`) carry what it
+//! measured.
 
 use crate::node::Stats;
 
@@ -245,7 +246,7 @@ impl SiblingCache {
     /// waiting on those lines). A scan reused for a few passes reads only the child descended
     /// into last (and the one picked, which the descent reads anyway). The picks then lag the
     /// other threads' last few visits, and their virtual losses, under nodes that have
-    /// thousands of visits: the price of the speed, measured in the README's strength section.
+    /// thousands of visits: the price of the speed, measured in `docs/STRENGTH.md`.
     ///
     /// [`new`]: SiblingCache::new
     pub(crate) fn shared(epoch: u64, rescan: u32) -> Self {
