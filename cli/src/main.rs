@@ -131,6 +131,42 @@ enum Offline {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
+    /// Learn the value network (engine/value-net.txt) from alpha-beta searches: positions
+    /// from alpha-beta self-play, each labelled by a deeper search, and a small network fitted
+    /// to correct the evaluation towards those labels (one game in ten held out to judge it).
+    LearnValue {
+        /// Self-play games (ignored with --data).
+        #[arg(long, default_value_t = 1200)]
+        games: usize,
+        /// Depth of the self-play searches.
+        #[arg(long, default_value_t = 3)]
+        play_depth: u32,
+        /// Depth of the labelling searches.
+        #[arg(long, default_value_t = 6)]
+        label_depth: u32,
+        /// Threads playing and labelling games.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Seed of the self-play and of the fit (the same settings give the same network).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Hidden units of the network.
+        #[arg(long, default_value_t = 32)]
+        hidden: usize,
+        /// Passes over the training positions.
+        #[arg(long, default_value_t = 20)]
+        epochs: usize,
+        /// Train on labelled positions saved earlier by --save-data (comma-separated files)
+        /// instead of playing games.
+        #[arg(long, value_delimiter = ',')]
+        data: Vec<std::path::PathBuf>,
+        /// Save the labelled positions to this file (to train again without replaying).
+        #[arg(long)]
+        save_data: Option<std::path::PathBuf>,
+        /// Write the network to this file instead of standard output.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// Draw a position as a text diagram with stacks, men in hand and the side to move.
     Show {
         /// The position (vchess FEN); defaults to the initial position.
@@ -430,6 +466,120 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 report.loss_after,
                 report.samples,
                 weights.to_text()
+            );
+            match path {
+                Some(p) => std::fs::write(p, text)?,
+                None => write!(out, "{text}")?,
+            }
+        }
+        Offline::LearnValue {
+            games,
+            play_depth,
+            label_depth,
+            threads,
+            seed,
+            hidden,
+            epochs,
+            data,
+            save_data,
+            out: path,
+        } => {
+            use emergo_engine::{distill, value_net};
+            if !(1..=1_000_000).contains(&games)
+                || !(1..=8).contains(&play_depth)
+                || !(1..=10).contains(&label_depth)
+            {
+                return Err(
+                    "--games must be in 1..=1000000, --play-depth in 1..=8, --label-depth in 1..=10"
+                        .into(),
+                );
+            }
+            if !(1..=256).contains(&threads)
+                || !(1..=value_net::MAX_HIDDEN).contains(&hidden)
+                || !(1..=10_000).contains(&epochs)
+            {
+                return Err(format!(
+                    "--threads must be in 1..=256, --hidden in 1..={}, --epochs in 1..=10000",
+                    value_net::MAX_HIDDEN
+                )
+                .into());
+            }
+            let began = Instant::now();
+            let labelled = if data.is_empty() {
+                let cfg = distill::DistillConfig {
+                    games,
+                    play_depth,
+                    label_depth,
+                    threads,
+                    seed,
+                    ..distill::DistillConfig::default()
+                };
+                distill::generate(&cfg, &|n| {
+                    if n % 100 == 0 || n == games {
+                        eprintln!("learn-value: {n}/{games} games played and labelled");
+                    }
+                })
+            } else {
+                let mut all = Vec::new();
+                for (i, file) in data.iter().enumerate() {
+                    let text = std::fs::read_to_string(file)
+                        .map_err(|e| format!("--data {}: {e}", file.display()))?;
+                    let mut part = distill::parse(&text)
+                        .map_err(|e| format!("--data {}: {e}", file.display()))?;
+                    // Each file numbers its games from 0: keep them apart for the split.
+                    for l in &mut part {
+                        l.game = l.game.wrapping_add((i as u64) << 40);
+                    }
+                    all.extend(part);
+                }
+                all
+            };
+            if let Some(p) = &save_data {
+                std::fs::write(p, distill::to_text(&labelled))?;
+            }
+            let (train, test) =
+                distill::samples(&labelled, &emergo_engine::eval::Weights::default());
+            if train.is_empty() || test.is_empty() {
+                return Err("learn-value: too few positions to train and judge a network".into());
+            }
+            eprintln!(
+                "learn-value: {} training and {} held-out positions ({:.1} s); the evaluation's \
+                 held-out loss {:.4}",
+                train.len(),
+                test.len(),
+                began.elapsed().as_secs_f64(),
+                value_net::mean_loss(&test, None)
+            );
+            let cfg = value_net::TrainConfig {
+                hidden,
+                epochs,
+                seed,
+                ..value_net::TrainConfig::default()
+            };
+            let net = value_net::train(&train, &cfg, &mut |epoch, loss| {
+                if epoch % 5 == 0 || epoch == epochs {
+                    eprintln!("learn-value: epoch {epoch}/{epochs}, training loss {loss:.4}");
+                }
+            });
+            let (before, after) = (
+                value_net::mean_loss(&test, None),
+                value_net::mean_loss(&test, Some(&net)),
+            );
+            eprintln!("learn-value: held-out cross-entropy {before:.4} -> {after:.4}");
+            let source = if data.is_empty() {
+                format!(
+                    "--games {games} --play-depth {play_depth} --label-depth {label_depth} \
+                     --seed {seed}"
+                )
+            } else {
+                format!("--data (saved positions) --seed {seed}")
+            };
+            let text = format!(
+                "# The value network (emergo_engine::value_net), learnt by\n# `emergo learn-value \
+                 {source} --hidden {hidden} --epochs {epochs}`:\n# {} training positions; \
+                 held-out cross-entropy {before:.4} -> {after:.4}\n{}",
+                train.len(),
+                net.to_text(),
             );
             match path {
                 Some(p) => std::fs::write(p, text)?,

@@ -259,6 +259,14 @@ impl AbPlayer {
         }
     }
 
+    /// Corrects the engine's evaluation with a learned value network (or not).
+    pub fn set_net(&mut self, net: Option<&'static emergo_engine::value_net::ValueNet>) {
+        self.engine.set_weights(emergo_engine::eval::Weights {
+            net: net.map(|n| n as &dyn emergo_engine::eval::Correction),
+            ..Default::default()
+        });
+    }
+
     /// The result of the last search.
     pub fn last_search(&self) -> Option<&AbResult> {
         self.last.as_ref()

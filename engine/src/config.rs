@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use emergo_mcts::{SearchParams, Selection};
 
+use crate::eval::{Correction, Weights};
 use crate::state::Knowledge;
 
 /// The strength-relevant part of an MCTS search for Emergo (limits, threads and seeds are set
@@ -65,13 +66,20 @@ impl MctsConfig {
     /// prior bonuses: +100 centimen for a move the opponent must answer by capturing and +150
     /// for one that leaves the mover a capture (`sacbonus=100,threatbonus=150`: +77 Elo
     /// against the same engine without them). The refutations the engine misses start with
-    /// such moves, whose plain scores look bad until the line is read to its end.
+    /// such moves, whose plain scores look bad until the line is read to its end. Every
+    /// quiet position's score is corrected by the shipped value network
+    /// ([`crate::value_net::shipped`], `net=default`), distilled from 6-ply alpha-beta
+    /// searches: it carries part of what alpha-beta reads into every leaf and prior.
     pub fn strong() -> Self {
         MctsConfig {
             knowledge: Some(Knowledge {
                 prior_depth: 2,
                 sacrifice_bonus: 100.0,
                 threat_bonus: 150.0,
+                weights: Weights {
+                    net: crate::value_net::shipped().map(|n| n as &dyn Correction),
+                    ..Weights::default()
+                },
                 ..Knowledge::default()
             }),
             selection: Selection::Puct,
@@ -163,6 +171,7 @@ impl MctsConfig {
         "sacbonus",
         "threatbonus",
         "kcache",
+        "net",
         "refine",
         "refinegrowth",
         "refinelevels",
@@ -176,7 +185,9 @@ impl MctsConfig {
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
     /// several threads), and for the knowledge `temp`, `samples`,
     /// `scale`, `leafdepth`, `priordepth`, `refinestep`, `sacbonus`, `threatbonus` (centimen),
-    /// `kcache=on|off`. Errors say what is wrong with the value.
+    /// `kcache=on|off`, `net=default|PATH|none` (a learned value correction, [`crate::value_net`]; `default`: the
+    /// shipped one).
+    /// Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
             key: &str,
@@ -228,7 +239,7 @@ impl MctsConfig {
                 }
             }
             "temp" | "samples" | "scale" | "leafdepth" | "priordepth" | "refinestep"
-            | "sacbonus" | "threatbonus" | "kcache" => {
+            | "sacbonus" | "threatbonus" | "kcache" | "net" => {
                 let k = self.knowledge.get_or_insert_with(Knowledge::default);
                 match key {
                     "temp" => k.prior_temperature = num(key, value, finite(1.0, 10_000.0))?,
@@ -240,6 +251,12 @@ impl MctsConfig {
                     "refinestep" => k.refine_step = num(key, value, |v: &u32| (1..=4).contains(v))?,
                     "sacbonus" => k.sacrifice_bonus = num(key, value, finite(-10_000.0, 10_000.0))?,
                     "threatbonus" => k.threat_bonus = num(key, value, finite(-10_000.0, 10_000.0))?,
+                    "net" => {
+                        k.weights.net = match value {
+                            "none" => None,
+                            path => Some(crate::value_net::load(path)? as &dyn Correction),
+                        }
+                    }
                     "kcache" => {
                         k.cache = match value {
                             "on" => true,
@@ -309,6 +326,9 @@ impl MctsConfig {
                 }
                 if k.cache {
                     s.push_str(", knowledge remembered by position");
+                }
+                if let Some(net) = k.weights.net {
+                    let _ = write!(s, ", {}", net.describe());
                 }
                 if self.refine_visits > 0 {
                     let deeper = match k.refine_step {
@@ -438,6 +458,29 @@ mod tests {
         assert!(d.contains("sacrifices' priors -20 centimen"), "{d}");
         assert!(!d.contains("threats' priors"), "{d}");
         assert!(d.contains("knowledge remembered by position"), "{d}");
+    }
+
+    #[test]
+    fn the_default_corrects_its_evaluation_with_the_shipped_network() {
+        let default = MctsConfig::strong();
+        let net = default.knowledge.as_ref().and_then(|k| k.weights.net);
+        let shipped = crate::value_net::shipped().unwrap();
+        assert!(net.is_some_and(|n| std::ptr::addr_eq(n, shipped)));
+        let d = default.describe();
+        assert!(
+            d.contains("learned value correction (32 hidden units)"),
+            "{d}"
+        );
+        let mut c = MctsConfig::strong();
+        c.set("net", "none").unwrap();
+        assert!(c.knowledge.as_ref().unwrap().weights.net.is_none());
+        assert!(!c.describe().contains("learned value"));
+        c.set("net", "default").unwrap();
+        assert_eq!(c, default);
+        let err = c.set("net", "/no/such/file.net").unwrap_err();
+        assert!(err.contains("/no/such/file.net"), "{err}");
+        // The uniform engine has no knowledge at all.
+        assert!(MctsConfig::uniform().knowledge.is_none());
     }
 
     #[test]

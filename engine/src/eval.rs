@@ -12,13 +12,29 @@
 //! prisoners, tall units, mobility, men in hand, units, attacked units, prisoners held), each a
 //! difference between the side to move and the opponent or a one-sided threat measure. The
 //! score is their dot product with [`Weights`]. Material dominates: Emergo is won by capturing.
-//! The shipped weights (`engine/weights.txt`) were fitted by logistic regression of self-play
-//! game results on the features ([`crate::learn`], `emergo learn-eval`); the hand-set weights
-//! they replaced are [`Weights::hand_set`].
+//! The shipped weights (`engine/weights.txt`) are the hand-set ones, [`Weights::hand_set`]:
+//! weights fitted by logistic regression of self-play results on the features
+//! ([`crate::learn`], `emergo learn-eval`) measured no gain (`docs/STRENGTH.md`).
 //!
 //! Scores are turned into a win probability by a logistic curve ([`win_probability`]).
+//!
+//! Weights may carry a learned correction ([`Weights::net`], [`crate::value_net`]): a quiet
+//! position's score is then the linear score corrected by the network. The default MCTS engine
+//! uses the shipped network; `Weights::default()` and the alpha-beta engine do not.
 
 use emergo_rules::{Bitboard, Player, Position, Square};
+
+/// A learned correction of quiet positions' scores, applied to the linear score. Declared here
+/// and implemented by the value network ([`crate::value_net::ValueNet`]), so that the
+/// evaluation does not depend on the network's module, which builds on this one.
+pub trait Correction: Sync + std::fmt::Debug {
+    /// The corrected score of the quiet position `pos`, whose [`features`] and linear score
+    /// are given, in centimen for the side to move.
+    fn correct(&self, pos: &Position, features: &[i32; FEATURES], linear: i32) -> i32;
+
+    /// A few words for engine descriptions.
+    fn describe(&self) -> String;
+}
 
 /// Number of evaluation features.
 pub const FEATURES: usize = 12;
@@ -41,18 +57,36 @@ pub const FEATURE_NAMES: [&str; FEATURES] = [
 
 /// Weights of the evaluation features, in centimen per unit of the feature (see
 /// [`features`] for what each measures).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Weights {
     /// One weight per feature, in [`FEATURE_NAMES`] order.
     pub values: [i32; FEATURES],
     /// Per man of the longest chain the side to move must play now (non-quiet positions only;
     /// searches resolve those with the quiescence search, so this is a rough fallback).
     pub pending_capture: i32,
+    /// A learned correction of quiet positions' scores ([`crate::value_net`]), or none.
+    /// A `'static` reference keeps the weights `Copy` for the searches that hold them by value;
+    /// networks are loaded once per process ([`crate::value_net::load`]).
+    pub net: Option<&'static dyn Correction>,
+}
+
+impl PartialEq for Weights {
+    /// The same weights and the same network (the same loaded one: networks are compared by
+    /// address, as each file is loaded once).
+    fn eq(&self, other: &Weights) -> bool {
+        self.values == other.values
+            && self.pending_capture == other.pending_capture
+            && match (self.net, other.net) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::ptr::addr_eq(a, b),
+                _ => false,
+            }
+    }
 }
 
 impl Default for Weights {
-    /// The weights shipped in `engine/weights.txt` (see [`Weights::parse`]), learnt by
-    /// `emergo learn-eval`; the hand-set ones if that file were unreadable.
+    /// The weights shipped in `engine/weights.txt` (see [`Weights::parse`]; `emergo learn-eval`
+    /// can refit them), without a network; the hand-set ones if that file were unreadable.
     fn default() -> Self {
         Weights::parse(include_str!("../weights.txt")).unwrap_or_else(|_| Weights::hand_set())
     }
@@ -64,6 +98,7 @@ impl Weights {
         Weights {
             values: [100, -55, -25, 0, -12, 6, 6, 3, 0, 0, 0, 0],
             pending_capture: 90,
+            net: None,
         }
     }
 
@@ -74,6 +109,7 @@ impl Weights {
         Weights {
             values,
             pending_capture: 90,
+            net: None,
         }
     }
 
@@ -102,6 +138,7 @@ impl Weights {
         let mut w = Weights {
             values: [i32::MIN; FEATURES],
             pending_capture: i32::MIN,
+            net: None,
         };
         for (i, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -167,6 +204,15 @@ pub fn evaluate_with(pos: &Position, w: &Weights) -> i32 {
         return w.values[0] * material + w.pending_capture * pending;
     }
     let f = features(pos);
+    let linear = linear_score(&f, w);
+    match w.net {
+        Some(net) => net.correct(pos, &f, linear),
+        None => linear,
+    }
+}
+
+/// The linear part of the evaluation: the features' dot product with the weights.
+pub fn linear_score(f: &[i32; FEATURES], w: &Weights) -> i32 {
     w.values.iter().zip(f).map(|(w, x)| w * x).sum()
 }
 

@@ -7,7 +7,9 @@
 //!   leaf evaluation, priors, implicit minimax values and heavy playouts;
 //! - [`config`]: named MCTS configurations (the default `strong` one and the first version's
 //!   `uniform` one) and their `key=value` settings, shared by the server and the tools;
-//! - [`learn`]: fitting the evaluation weights to self-play results.
+//! - [`learn`]: fitting the evaluation weights to self-play results;
+//! - [`value_net`]: a learned correction of the evaluation, distilled from deeper searches,
+//!   and [`distill`]: its training data.
 //!
 //! Dependencies point one way: this crate knows the rules and the MCTS; neither knows it.
 
@@ -15,10 +17,12 @@
 
 pub mod alphabeta;
 pub mod config;
+pub mod distill;
 pub mod eval;
 mod knowledge_cache;
 pub mod learn;
 pub mod state;
+pub mod value_net;
 
 pub use alphabeta::{AbLimits, AbResult, AlphaBeta};
 pub use config::MctsConfig;

@@ -259,8 +259,8 @@ pub enum Seat {
         server: Arc<ServerEngine>,
         /// The game id (tree reuse and load-balancer affinity).
         game_id: String,
-        /// The spec (budget, threads).
-        spec: EngineSpec,
+        /// The spec (budget, threads); boxed, as it is much larger than a local seat.
+        spec: Box<EngineSpec>,
         /// The search seed sent with each request.
         seed: u64,
     },
@@ -288,11 +288,18 @@ impl Seat {
                         .with_reuse(spec.reuse),
                 ))
             }
-            EngineKind::AlphaBeta => LocalPicker::AlphaBeta(Box::new(AbPlayer::new(if timed {
-                spec.ab_clock_limits()
-            } else {
-                spec.ab_limits().map_err(ClientError::Invalid)?
-            }))),
+            EngineKind::AlphaBeta => {
+                let mut player = AbPlayer::new(if timed {
+                    spec.ab_clock_limits()
+                } else {
+                    spec.ab_limits().map_err(ClientError::Invalid)?
+                });
+                if let Some(path) = &spec.net {
+                    let net = emergo_engine::value_net::load(path).map_err(ClientError::Invalid)?;
+                    player.set_net(Some(net));
+                }
+                LocalPicker::AlphaBeta(Box::new(player))
+            }
             EngineKind::Server { .. } => {
                 let server = server.ok_or_else(|| {
                     ClientError::Invalid(format!("{}: server not connected", spec.name))
@@ -300,7 +307,7 @@ impl Seat {
                 return Ok(Seat::Remote {
                     server: server.clone(),
                     game_id,
-                    spec: spec.clone(),
+                    spec: Box::new(spec.clone()),
                     seed,
                 });
             }

@@ -118,6 +118,9 @@ pub struct EngineSpec {
     pub depth: Option<u32>,
     /// Alpha-beta: node budget per move.
     pub nodes: Option<u64>,
+    /// Alpha-beta: a value network file correcting its evaluation (`net=PATH`,
+    /// `emergo_engine::value_net`).
+    pub net: Option<String>,
     /// Servers: ask the server to ponder after each move (`SearchOptions.ponder`, with the
     /// game's id), `ponder=on`.
     pub ponder: bool,
@@ -199,6 +202,9 @@ impl EngineSpec {
                 if let Some(n) = self.nodes {
                     parts.push(format!("{n} nodes"));
                 }
+                if let Some(path) = &self.net {
+                    parts.push(format!("value network {path}"));
+                }
                 if self.budget.time.is_some() || parts.is_empty() {
                     parts.push(self.budget.describe());
                 }
@@ -234,7 +240,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         "ab" => (
             EngineKind::AlphaBeta,
             split_keys(rest),
-            &["time", "depth", "nodes", "name"],
+            &["time", "depth", "nodes", "net", "name"],
         ),
         "server" => {
             let rest = rest.unwrap_or_default();
@@ -276,6 +282,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         mcts_settings: Vec::new(),
         depth: None,
         nodes: None,
+        net: None,
         ponder: false,
         reuse: false,
     };
@@ -343,6 +350,10 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
                             fail(format!("nodes={value}: not a positive integer"))
                         })?,
                     );
+            }
+            "net" if !kind_is_mcts => {
+                emergo_engine::value_net::load(value).map_err(|e| fail(format!("net: {e}")))?;
+                spec.net = Some(value.to_owned());
             }
             "ponder" | "reuse" => {
                 let on = match value {
