@@ -358,3 +358,82 @@ fn play_checks_the_record_path_first() {
     assert!(err.contains("/proc/nope/game.pgn"), "{err}");
     assert!(!String::from_utf8_lossy(&o.stdout).contains("You play"));
 }
+
+/// Issue 10: `learn-value` plays, labels and fits reproducibly; the network it writes loads in
+/// both engines; saved data trains the same network again; bad settings are refused by name.
+#[test]
+fn learn_value_writes_a_network_the_engines_load() {
+    let dir = std::env::temp_dir().join(format!("emergo-learn-value-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (data, net) = (dir.join("data.tsv"), dir.join("value.net"));
+    let (data_s, net_s) = (data.to_str().unwrap(), net.to_str().unwrap());
+    let small = [
+        "--games",
+        "24",
+        "--play-depth",
+        "1",
+        "--label-depth",
+        "1",
+        "--hidden",
+        "4",
+        "--epochs",
+        "2",
+    ];
+    let mut args = vec!["learn-value"];
+    args.extend(small);
+    args.extend(["--save-data", data_s, "--out", net_s]);
+    let o = emergo(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("held-out cross-entropy"), "{err}");
+    let text = std::fs::read_to_string(&net).unwrap();
+    let parsed = emergo_engine::value_net::ValueNet::parse(&text).unwrap();
+    assert_eq!(parsed.hidden(), 4);
+    // The saved positions train the same network (the comment line names the source).
+    let body = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut again = vec!["learn-value"];
+    again.extend(small);
+    again.extend(["--data", data_s]);
+    assert_eq!(body(&stdout(&emergo(&again))), body(&text));
+    // Both engines play with it.
+    let mcts = format!("mcts:net={net_s},playouts=60");
+    let ab = format!("ab:net={net_s},depth=1");
+    let o = emergo(&[
+        "arena", "--engine", &mcts, "--engine", &ab, "--games", "2", "--seed", "3",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("learned value correction (4 hidden units)"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("value network {net_s}")), "{out}");
+    // Refusals name what is wrong.
+    for (bad, says) in [
+        (vec!["learn-value", "--hidden", "0"], "--hidden"),
+        (vec!["learn-value", "--label-depth", "11"], "--label-depth"),
+        (
+            vec!["learn-value", "--data", "/no/such.tsv"],
+            "/no/such.tsv",
+        ),
+    ] {
+        let o = emergo(&bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{bad:?}: {err}");
+    }
+    let o = emergo(&[
+        "arena",
+        "--engine",
+        "mcts:net=/no/such.net",
+        "--engine",
+        "random",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/no/such.net"));
+    std::fs::remove_dir_all(&dir).ok();
+}
