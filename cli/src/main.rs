@@ -542,13 +542,13 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             if train.is_empty() || test.is_empty() {
                 return Err("learn-value: too few positions to train and judge a network".into());
             }
+            let before = value_net::mean_loss(&test, None);
             eprintln!(
                 "learn-value: {} training and {} held-out positions ({:.1} s); the evaluation's \
-                 held-out loss {:.4}",
+                 held-out loss {before:.4}",
                 train.len(),
                 test.len(),
                 began.elapsed().as_secs_f64(),
-                value_net::mean_loss(&test, None)
             );
             let cfg = value_net::TrainConfig {
                 hidden,
@@ -561,10 +561,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     eprintln!("learn-value: epoch {epoch}/{epochs}, training loss {loss:.4}");
                 }
             });
-            let (before, after) = (
-                value_net::mean_loss(&test, None),
-                value_net::mean_loss(&test, Some(&net)),
-            );
+            let after = value_net::mean_loss(&test, Some(&net));
             eprintln!("learn-value: held-out cross-entropy {before:.4} -> {after:.4}");
             let source = if data.is_empty() {
                 format!(

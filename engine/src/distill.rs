@@ -22,6 +22,7 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
 use crate::alphabeta::{AbLimits, AlphaBeta};
 use crate::eval::{LOGISTIC_SCALE, Weights};
+use crate::learn::self_play_move;
 use crate::value_net::{TrainSample, encode};
 
 /// How the data is made.
@@ -81,17 +82,10 @@ fn play_one(player: &mut AlphaBeta, cfg: &DistillConfig, seed: u64) -> Vec<Posit
         if !pos.has_capture() {
             kept.push(pos);
         }
-        let legal = game.legal_moves();
         let random = game.moves().len() < random_turns || rng.next_u64() % 8 == 0;
-        let mv = if random {
-            legal
-                .as_slice()
-                .get((rng.next_u64() % legal.len().max(1) as u64) as usize)
-                .copied()
-        } else {
-            player.search_game(&game, limits).best
+        let Some(mv) = self_play_move(&game, player, limits, random, &mut rng) else {
+            break;
         };
-        let Some(mv) = mv else { break };
         if game.play(mv).is_err() {
             break;
         }

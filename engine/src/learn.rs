@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use emergo_rules::{Game, Player, Position};
+use emergo_rules::{Game, Move, Player, Position};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
@@ -67,6 +67,26 @@ pub struct Sample {
     pub result: f32,
 }
 
+/// The next move of a self-play game: a uniformly random legal move when `random`, else the
+/// engine's choice at `limits` (also the value network's self-play, [`crate::distill`]).
+pub(crate) fn self_play_move(
+    game: &Game,
+    engine: &mut AlphaBeta,
+    limits: AbLimits,
+    random: bool,
+    rng: &mut Xoshiro256PlusPlus,
+) -> Option<Move> {
+    if random {
+        let legal = game.legal_moves();
+        legal
+            .as_slice()
+            .get((rng.next_u64() % legal.len().max(1) as u64) as usize)
+            .copied()
+    } else {
+        engine.search_game(game, limits).best
+    }
+}
+
 /// Plays one self-play game; returns its quiet positions with results, or nothing when the
 /// game hit the turn cap.
 fn play_one(cfg: &SelfPlay, seed: u64) -> Vec<Sample> {
@@ -86,18 +106,9 @@ fn play_one(cfg: &SelfPlay, seed: u64) -> Vec<Sample> {
         if !pos.has_capture() {
             kept.push((pos.side_to_move(), features(&pos)));
         }
-        let legal = game.legal_moves();
         let random = game.moves().len() < cfg.random_turns
             || (rng.next_u64() as f64 / u64::MAX as f64) < cfg.epsilon;
-        let mv = if random {
-            legal
-                .as_slice()
-                .get((rng.next_u64() % legal.len().max(1) as u64) as usize)
-                .copied()
-        } else {
-            engine.search_game(&game, limits).best
-        };
-        let Some(mv) = mv else {
+        let Some(mv) = self_play_move(&game, &mut engine, limits, random, &mut rng) else {
             break;
         };
         if game.play(mv).is_err() {

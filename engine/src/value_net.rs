@@ -231,8 +231,14 @@ impl ValueNet {
         let mut buf = [0f32; MAX_HIDDEN];
         let h = &mut buf[..self.hidden];
         self.pre_activations(e, h);
+        self.output_from(h)
+    }
+
+    /// The output layer over the hidden pre-activations `pre`.
+    fn output_from(&self, pre: &[f32]) -> f32 {
         self.b2
-            + h.iter()
+            + pre
+                .iter()
                 .zip(&self.w2)
                 .map(|(a, w)| a.max(0.0) * w)
                 .sum::<f32>()
@@ -463,12 +469,7 @@ pub fn train(
             for &k in chunk {
                 let s = &samples[k];
                 net.pre_activations(&s.input, &mut pre);
-                let y = net.b2
-                    + pre
-                        .iter()
-                        .zip(&net.w2)
-                        .map(|(a, w)| a.max(0.0) * w)
-                        .sum::<f32>();
+                let y = net.output_from(&pre);
                 let p = sigmoid(s.input.linear as f32 / LOGISTIC_SCALE + y);
                 let pc = f64::from(p).clamp(1e-7, 1.0 - 1e-7);
                 let t = f64::from(s.target);
