@@ -183,7 +183,8 @@ pub struct ServerConfig {
     /// `sacbonus` and `threatbonus` (centimen added to the priors of sacrifices and threats),
     /// `kcache=on|off` (each search thread remembers the move knowledge of the positions it
     /// expanded, for the same position reached by another move order), `net=default|none|PATH`
-    /// (the learned value correction: the shipped network, none, or a network file). ServerInfo
+    /// (the learned value correction: the shipped network, which the default engine uses;
+    /// none; or a network file). ServerInfo
     /// reports the result.
     #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
     pub mcts: MctsConfig,

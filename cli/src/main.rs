@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use emergo_cli::client::{self, ClientError};
 use emergo_cli::tools::{self, bench, legal};
+use emergo_engine::distill::DistillConfig;
+use emergo_engine::value_net::TrainConfig;
 use emergo_rules::{INITIAL_FEN, perft, perft_divide};
 
 #[derive(Parser)]
@@ -136,14 +138,18 @@ enum Offline {
     /// to correct the evaluation towards those labels (one game in ten held out to judge it).
     LearnValue {
         /// Self-play games (ignored with --data).
-        #[arg(long, default_value_t = 1200)]
+        #[arg(long, default_value_t = DistillConfig::default().games)]
         games: usize,
         /// Depth of the self-play searches.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = DistillConfig::default().play_depth)]
         play_depth: u32,
         /// Depth of the labelling searches.
-        #[arg(long, default_value_t = 6)]
+        #[arg(long, default_value_t = DistillConfig::default().label_depth)]
         label_depth: u32,
+        /// One game in this many has a weak side, which plays a random move half the time, so
+        /// that the data holds the lopsided positions good players never reach (0: none).
+        #[arg(long, default_value_t = DistillConfig::default().weak_every)]
+        weak_every: usize,
         /// Threads playing and labelling games.
         #[arg(long, default_value_t = 2)]
         threads: usize,
@@ -151,15 +157,24 @@ enum Offline {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Hidden units of the network.
-        #[arg(long, default_value_t = 32)]
+        #[arg(long, default_value_t = TrainConfig::default().hidden)]
         hidden: usize,
         /// Passes over the training positions.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = TrainConfig::default().epochs)]
         epochs: usize,
+        /// Keep the network's correction within this many centimen either way (0: unbounded);
+        /// written into the network file.
+        #[arg(long, default_value_t = TrainConfig::default().bound.unwrap_or(0))]
+        bound: u16,
         /// Train on labelled positions saved earlier by --save-data (comma-separated files)
         /// instead of playing games.
         #[arg(long, value_delimiter = ',')]
         data: Vec<std::path::PathBuf>,
+        /// Also label the quiet positions of these recorded games (`emergo arena --out` or
+        /// `emergo play` records, comma-separated) and train on them: the positions the
+        /// network's own engine reaches, which self-play does not.
+        #[arg(long, value_delimiter = ',')]
+        pgn: Vec<std::path::PathBuf>,
         /// Save the labelled positions to this file (to train again without replaying).
         #[arg(long)]
         save_data: Option<std::path::PathBuf>,
@@ -476,11 +491,14 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             games,
             play_depth,
             label_depth,
+            weak_every,
             threads,
             seed,
             hidden,
             epochs,
+            bound,
             data,
+            pgn,
             save_data,
             out: path,
         } => {
@@ -497,10 +515,13 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             if !(1..=256).contains(&threads)
                 || !(1..=value_net::MAX_HIDDEN).contains(&hidden)
                 || !(1..=10_000).contains(&epochs)
+                || bound > value_net::MAX_BOUND
             {
                 return Err(format!(
-                    "--threads must be in 1..=256, --hidden in 1..={}, --epochs in 1..=10000",
-                    value_net::MAX_HIDDEN
+                    "--threads must be in 1..=256, --hidden in 1..={}, --epochs in 1..=10000, \
+                     --bound in 0..={}",
+                    value_net::MAX_HIDDEN,
+                    value_net::MAX_BOUND
                 )
                 .into());
             }
@@ -512,6 +533,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     label_depth,
                     threads,
                     seed,
+                    weak_every,
                     ..distill::DistillConfig::default()
                 };
                 distill::generate(&cfg, &|n| {
@@ -534,6 +556,24 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 all
             };
+            let mut labelled = labelled;
+            for (i, file) in pgn.iter().enumerate() {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| format!("--pgn {}: {e}", file.display()))?;
+                let records = emergo_rules::record::parse_pgn(&text)
+                    .map_err(|e| format!("--pgn {}: {e}", file.display()))?;
+                // Game numbers apart from the self-play's and the other files' (for the split).
+                let first = (1u64 << 50) | ((i as u64) << 40);
+                let part = distill::label_records(&records, label_depth, threads, first, &|_| {})
+                    .map_err(|e| format!("--pgn {}: {e}", file.display()))?;
+                eprintln!(
+                    "learn-value: {} positions from {} games of {}",
+                    part.len(),
+                    records.len(),
+                    file.display()
+                );
+                labelled.extend(part);
+            }
             if let Some(p) = &save_data {
                 std::fs::write(p, distill::to_text(&labelled))?;
             }
@@ -554,6 +594,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 hidden,
                 epochs,
                 seed,
+                bound: (bound > 0).then_some(bound),
                 ..value_net::TrainConfig::default()
             };
             let net = value_net::train(&train, &cfg, &mut |epoch, loss| {
@@ -563,17 +604,20 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             });
             let after = value_net::mean_loss(&test, Some(&net));
             eprintln!("learn-value: held-out cross-entropy {before:.4} -> {after:.4}");
-            let source = if data.is_empty() {
+            let mut source = if data.is_empty() {
                 format!(
                     "--games {games} --play-depth {play_depth} --label-depth {label_depth} \
-                     --seed {seed}"
+                     --weak-every {weak_every} --seed {seed}"
                 )
             } else {
                 format!("--data (saved positions) --seed {seed}")
             };
+            if !pgn.is_empty() {
+                source.push_str(&format!(" --pgn ({} record files)", pgn.len()));
+            }
             let text = format!(
                 "# The value network (emergo_engine::value_net), learnt by\n# `emergo learn-value \
-                 {source} --hidden {hidden} --epochs {epochs}`:\n# {} training positions; \
+                 {source} --hidden {hidden} --epochs {epochs} --bound {bound}`:\n# {} training positions; \
                  held-out cross-entropy {before:.4} -> {after:.4}\n{}",
                 train.len(),
                 net.to_text(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use emergo_mcts::{SearchParams, Selection};
 
-use crate::eval::Correction;
+use crate::eval::{Correction, Weights};
 use crate::state::Knowledge;
 
 /// The strength-relevant part of an MCTS search for Emergo (limits, threads and seeds are set
@@ -66,16 +66,22 @@ impl MctsConfig {
     /// prior bonuses: +100 centimen for a move the opponent must answer by capturing and +150
     /// for one that leaves the mover a capture (`sacbonus=100,threatbonus=150`: +77 Elo
     /// against the same engine without them). The refutations the engine misses start with
-    /// such moves, whose plain scores look bad until the line is read to its end. The shipped
-    /// value network (`net=default`, [`crate::value_net::shipped`]) is not part of it yet:
-    /// it gains ~300 Elo against alpha-beta but loses games to the uniform engine by feeding
-    /// it men (README, strength section).
+    /// such moves, whose plain scores look bad until the line is read to its end. Every
+    /// quiet position's score is corrected by the shipped value network
+    /// ([`crate::value_net::shipped`], `net=default`), distilled from 6-ply alpha-beta
+    /// searches and bounded to ±150 centimen: it carries part of what alpha-beta reads into
+    /// every leaf and prior, and the bound keeps it from talking the search into giving men
+    /// away where it was never trained (README, strength section).
     pub fn strong() -> Self {
         MctsConfig {
             knowledge: Some(Knowledge {
                 prior_depth: 2,
                 sacrifice_bonus: 100.0,
                 threat_bonus: 150.0,
+                weights: Weights {
+                    net: crate::value_net::shipped().map(|n| n as &dyn Correction),
+                    ..Weights::default()
+                },
                 ..Knowledge::default()
             }),
             selection: Selection::Puct,
@@ -457,21 +463,22 @@ mod tests {
     }
 
     #[test]
-    fn net_default_corrects_the_evaluation_with_the_shipped_network() {
+    fn the_default_corrects_its_evaluation_with_the_shipped_bounded_network() {
         let default = MctsConfig::strong();
-        assert!(default.knowledge.as_ref().unwrap().weights.net.is_none());
-        assert!(!default.describe().contains("learned value"));
-        let mut c = MctsConfig::strong();
-        c.set("net", "default").unwrap();
-        let net = c.knowledge.as_ref().and_then(|k| k.weights.net);
+        let net = default.knowledge.as_ref().and_then(|k| k.weights.net);
         let shipped = crate::value_net::shipped().unwrap();
         assert!(net.is_some_and(|n| std::ptr::addr_eq(n, shipped)));
-        let d = c.describe();
+        assert_eq!(shipped.bound(), Some(150));
+        let d = default.describe();
         assert!(
-            d.contains("learned value correction (32 hidden units)"),
+            d.contains("learned value correction (32 hidden units, within ±150 centimen)"),
             "{d}"
         );
+        let mut c = MctsConfig::strong();
         c.set("net", "none").unwrap();
+        assert!(c.knowledge.as_ref().unwrap().weights.net.is_none());
+        assert!(!c.describe().contains("learned value"));
+        c.set("net", "default").unwrap();
         assert_eq!(c, default);
         let err = c.set("net", "/no/such/file.net").unwrap_err();
         assert!(err.contains("/no/such/file.net"), "{err}");

@@ -4,6 +4,11 @@
 //! 1. **Positions.** The alpha-beta engine plays itself at a small depth after 4–9 random
 //!    turns, with one move in eight random, so that the positions include the odd ones a
 //!    search tree is full of. Every quiet position (no capture pending, game not over) is kept.
+//!    In one game in [`DistillConfig::weak_every`] one colour is *weak*: it plays a random
+//!    legal move half the time. Those games hold what good players' games never do (men
+//!    entered one after another where they must be captured, one side far ahead): a network
+//!    fitted only to good games learnt nothing there, and its correction misled the MCTS, whose
+//!    tree is full of such positions, into feeding men to a weak opponent.
 //! 2. **Labels.** Each kept position is scored by an alpha-beta search `label_depth` plies
 //!    deep (quiescence at its horizon), for its side to move, with the alpha-beta engine's own
 //!    evaluation (the linear one: the labels never depend on an earlier network).
@@ -16,7 +21,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use emergo_rules::{Game, Position};
+use emergo_rules::record::GameRecord;
+use emergo_rules::{Game, Player, Position};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
@@ -40,17 +46,20 @@ pub struct DistillConfig {
     pub threads: usize,
     /// Seed of everything random.
     pub seed: u64,
+    /// One game in this many has a weak side (see the module docs); 0: none.
+    pub weak_every: usize,
 }
 
 impl Default for DistillConfig {
     fn default() -> Self {
         DistillConfig {
-            games: 1200,
+            games: 1600,
             play_depth: 3,
             label_depth: 6,
             max_turns: 300,
             threads: 2,
             seed: 1,
+            weak_every: 4,
         }
     }
 }
@@ -66,8 +75,28 @@ pub struct Labelled {
     pub score: i32,
 }
 
-/// One game's quiet positions, played with `player` at `depth`.
-fn play_one(player: &mut AlphaBeta, cfg: &DistillConfig, seed: u64) -> Vec<Position> {
+/// Whether game `g` has a weak side, and which: White in even-numbered weak games, Black in
+/// odd ones (counting weak games only), so that both colours blunder equally often.
+fn weak_side(cfg: &DistillConfig, g: usize) -> Option<Player> {
+    let every = cfg.weak_every;
+    if every == 0 || g % every != every - 1 {
+        return None;
+    }
+    Some(if (g / every) % 2 == 0 {
+        Player::White
+    } else {
+        Player::Black
+    })
+}
+
+/// One game's quiet positions, played with `player` at `depth`; `weak` plays a random move
+/// half the time.
+fn play_one(
+    player: &mut AlphaBeta,
+    cfg: &DistillConfig,
+    seed: u64,
+    weak: Option<Player>,
+) -> Vec<Position> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     player.forget();
     let mut game = Game::new(Position::initial());
@@ -82,7 +111,9 @@ fn play_one(player: &mut AlphaBeta, cfg: &DistillConfig, seed: u64) -> Vec<Posit
         if !pos.has_capture() {
             kept.push(pos);
         }
-        let random = game.moves().len() < random_turns || rng.next_u64() % 8 == 0;
+        let random = game.moves().len() < random_turns
+            || rng.next_u64() % 8 == 0
+            || (weak == Some(pos.side_to_move()) && rng.next_u64() % 2 == 0);
         let Some(mv) = self_play_move(&game, player, limits, random, &mut rng) else {
             break;
         };
@@ -96,29 +127,95 @@ fn play_one(player: &mut AlphaBeta, cfg: &DistillConfig, seed: u64) -> Vec<Posit
 /// Plays and labels `cfg.games` games on `cfg.threads` threads; the positions come back in
 /// game order. `progress` is called with the number of games done so far.
 pub fn generate(cfg: &DistillConfig, progress: &(dyn Fn(usize) + Sync)) -> Vec<Labelled> {
-    let threads = cfg.threads.clamp(1, 256);
+    in_parallel(cfg.games, cfg.threads, progress, |g, player, labeller| {
+        let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ g as u64;
+        let positions = play_one(player, cfg, seed, weak_side(cfg, g));
+        label(labeller, positions, g as u64, cfg.label_depth)
+    })
+}
+
+/// The quiet positions of recorded games (`emergo arena` or `emergo play` records), labelled
+/// like the self-play ones by `label_depth`-ply searches on `threads` threads; game `i` of
+/// `records` gets the number `first_game + i`. Errors name the game that does not replay.
+///
+/// Why: the self-play games are alpha-beta's, and a search that trusts the network steers
+/// into positions they never reach, where the network may be wrong in the search's favour
+/// (it fed men to a weak opponent). Games the network's engine played, labelled, teach the
+/// network those positions: the DAgger idea of training on the learner's own states.
+pub fn label_records(
+    records: &[GameRecord],
+    label_depth: u32,
+    threads: usize,
+    first_game: u64,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<Labelled>, String> {
+    let games: Vec<Vec<Position>> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let game = r.replay().map_err(|e| format!("game {}: {e}", i + 1))?;
+            Ok(game
+                .positions()
+                .iter()
+                .filter(|p| !p.has_capture() && p.outcome().is_none())
+                .copied()
+                .collect())
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(in_parallel(
+        games.len(),
+        threads,
+        progress,
+        |g, _, labeller| {
+            label(
+                labeller,
+                games[g].clone(),
+                first_game.wrapping_add(g as u64),
+                label_depth,
+            )
+        },
+    ))
+}
+
+/// Each position scored by a `depth`-ply search from empty tables.
+fn label(
+    labeller: &mut AlphaBeta,
+    positions: Vec<Position>,
+    game: u64,
+    depth: u32,
+) -> Vec<Labelled> {
+    labeller.forget();
+    positions
+        .into_iter()
+        .map(|position| Labelled {
+            game,
+            score: labeller.score(&position, depth),
+            position,
+        })
+        .collect()
+}
+
+/// Runs `work(g, player, labeller)` for games `0..games` on `threads` threads (each with its
+/// own engines) and returns the positions in game order.
+fn in_parallel(
+    games: usize,
+    threads: usize,
+    progress: &(dyn Fn(usize) + Sync),
+    work: impl Fn(usize, &mut AlphaBeta, &mut AlphaBeta) -> Vec<Labelled> + Sync,
+) -> Vec<Labelled> {
+    let threads = threads.clamp(1, 256);
     let done = AtomicUsize::new(0);
     let mut per_game: Vec<(usize, Vec<Labelled>)> = Vec::new();
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let done = &done;
+                let (done, work) = (&done, &work);
                 scope.spawn(move || {
                     let mut player = AlphaBeta::new(18, Weights::default());
                     let mut labeller = AlphaBeta::new(20, Weights::default());
                     let mut mine = Vec::new();
-                    for g in (t..cfg.games).step_by(threads) {
-                        let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ g as u64;
-                        labeller.forget();
-                        let labelled = play_one(&mut player, cfg, seed)
-                            .into_iter()
-                            .map(|position| Labelled {
-                                game: g as u64,
-                                score: labeller.score(&position, cfg.label_depth),
-                                position,
-                            })
-                            .collect();
-                        mine.push((g, labelled));
+                    for g in (t..games).step_by(threads) {
+                        mine.push((g, work(g, &mut player, &mut labeller)));
                         progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     }
                     mine
@@ -202,6 +299,7 @@ mod tests {
             max_turns: 60,
             threads: 1,
             seed: 5,
+            weak_every: 0,
         };
         let one = generate(&cfg, &|_| {});
         let two = generate(
@@ -219,5 +317,65 @@ mod tests {
         assert!(parse("1\t9/9/9/9/9/9/9/9/9 w 0 12,12").is_err());
         let (train, test) = samples(&one, &Weights::hand_set());
         assert_eq!(train.len() + test.len(), one.len());
+
+        // Weak sides: every second game, White then Black; the strong games are unchanged.
+        let weak_cfg = DistillConfig {
+            weak_every: 2,
+            ..cfg.clone()
+        };
+        let sides: Vec<_> = (0..4).map(|g| weak_side(&weak_cfg, g)).collect();
+        assert_eq!(
+            sides,
+            [None, Some(Player::White), None, Some(Player::Black)]
+        );
+        let weak = generate(&weak_cfg, &|_| {});
+        let games = |d: &[Labelled], g: u64| -> Vec<Position> {
+            d.iter()
+                .filter(|l| l.game == g)
+                .map(|l| l.position)
+                .collect()
+        };
+        assert_eq!(games(&weak, 0), games(&one, 0));
+        assert_eq!(games(&weak, 2), games(&one, 2));
+        assert_ne!(games(&weak, 1), games(&one, 1));
+        assert_eq!(
+            weak,
+            generate(
+                &DistillConfig {
+                    threads: 2,
+                    ..weak_cfg
+                },
+                &|_| {}
+            )
+        );
+    }
+
+    #[test]
+    fn recorded_games_are_labelled_like_self_play() {
+        let records = emergo_rules::record::parse_pgn(
+            "[Event \"a\"]\n\n1. a1 i9 2. c3 g7 3. e5 c7 *\n\n[Event \"b\"]\n\n1. c5 h2 2. i1 d6 3. c5xe7 *",
+        )
+        .unwrap();
+        let labelled = label_records(&records, 2, 2, 100, &|_| {}).unwrap();
+        let games: Vec<u64> = labelled.iter().map(|l| l.game).collect();
+        assert!(games.contains(&100) && games.contains(&101), "{games:?}");
+        assert!(games.windows(2).all(|w| w[0] <= w[1]));
+        assert!(labelled.iter().all(|l| !l.position.has_capture()));
+        // Each game's positions are scored in order from empty tables.
+        let mut ab = AlphaBeta::new(20, Weights::default());
+        for (i, l) in labelled.iter().enumerate() {
+            if i == 0 || labelled[i - 1].game != l.game {
+                ab.forget();
+            }
+            assert_eq!(l.score, ab.score(&l.position, 2));
+        }
+        assert_eq!(
+            label_records(&records, 2, 1, 100, &|_| {}).unwrap(),
+            labelled
+        );
+        // A record whose moves do not replay is refused by number.
+        let bad = emergo_rules::record::parse_pgn("1. a1 a1 *").unwrap();
+        let err = label_records(&bad, 2, 1, 0, &|_| {}).unwrap_err();
+        assert!(err.starts_with("game 1"), "{err}");
     }
 }

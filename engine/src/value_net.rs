@@ -5,7 +5,7 @@
 //! ([`crate::eval`]), which cannot see the quiet set-ups behind Emergo's combinations (a
 //! sacrifice whose forced chain leaves the capturing stack to a bigger chain). Alpha-beta reads
 //! them by brute force 7–8 plies deep. A network that has learnt, from many positions, what a
-//! 5-ply search concludes carries part of that reading into every leaf at the cost of a few
+//! 6-ply search concludes carries part of that reading into every leaf at the cost of a few
 //! hundred additions.
 //!
 //! # The network
@@ -18,8 +18,11 @@
 //!
 //! One hidden layer of rectified units, one output `y` in logistic units. The score is
 //! `linear + LOGISTIC_SCALE * y` centimen: the network learns a *correction* to the linear
-//! evaluation, starts at none (output weights near 0), and a position far from anything it was
-//! trained on keeps roughly the hand-set score.
+//! evaluation and starts at none (output weights near 0). The correction is kept within the
+//! network's bound ([`ValueNet::with_bound`]; ±150 centimen for the shipped one): far from
+//! the positions it was fitted to, a rectified network extrapolates linearly, and a search
+//! that trusts it goes looking for exactly those errors (unbounded, it rated each man fed into
+//! a capture as a gain and the engine gave men away to a random-playing opponent).
 //!
 //! The first layer is sparse: the hidden pre-activations are the sum of the rows of the inputs
 //! that are on, so a forward pass costs `(active + dense) × hidden` additions.
@@ -55,6 +58,9 @@ const MAX_ACTIVE: usize = NUM_SQUARES * 3;
 
 /// Largest hidden layer a network file may ask for (bounds the forward pass's stack buffer).
 pub const MAX_HIDDEN: usize = 256;
+
+/// Largest bound on the correction a network may have, in centimen (ten men).
+pub const MAX_BOUND: u16 = 1_000;
 
 /// The first line of a network file.
 const MAGIC: &str = "emergo-value-net 1";
@@ -136,6 +142,8 @@ pub struct ValueNet {
     /// Output layer.
     w2: Vec<f32>,
     b2: f32,
+    /// The largest correction, in centimen, either way (see [`ValueNet::with_bound`]).
+    bound: Option<u16>,
 }
 
 impl ValueNet {
@@ -157,6 +165,35 @@ impl ValueNet {
             b1: vec![0.0; hidden],
             w2,
             b2: 0.0,
+            bound: None,
+        }
+    }
+
+    /// The same network with its correction kept within `±bound` centimen (`None`: unbounded).
+    ///
+    /// Why: the network is trustworthy near the positions it was fitted to and nowhere else. A
+    /// search tree is full of positions no training game reached, and there an unbounded
+    /// correction can outweigh men given away (the engine fed men into captures against a weak
+    /// opponent, README). A bound keeps the linear evaluation's material count in charge of
+    /// large differences; the network adjusts within it.
+    pub fn with_bound(mut self, bound: Option<u16>) -> ValueNet {
+        self.bound = bound.map(|b| b.clamp(1, MAX_BOUND));
+        self
+    }
+
+    /// The bound on the correction, in centimen, if any.
+    pub fn bound(&self) -> Option<u16> {
+        self.bound
+    }
+
+    /// The output `y` (logistic units) within the bound.
+    fn bounded(&self, y: f32) -> f32 {
+        match self.bound {
+            Some(b) => {
+                let b = f32::from(b) / LOGISTIC_SCALE;
+                y.clamp(-b, b)
+            }
+            None => y,
         }
     }
 
@@ -245,9 +282,9 @@ impl ValueNet {
     }
 
     /// The corrected score of an encoded position, in centimen for the side to move, kept
-    /// short of the win scores.
+    /// short of the win scores; the correction is kept within the bound.
     pub fn score(&self, e: &Encoded) -> i32 {
-        let y = self.output(e);
+        let y = self.bounded(self.output(e));
         let s = e.linear as f32 + LOGISTIC_SCALE * y;
         let limit = (WIN_THRESHOLD - 1) as f32;
         if s.is_finite() {
@@ -258,9 +295,12 @@ impl ValueNet {
     }
 
     /// The network as text ([`parse`](ValueNet::parse) reads it back): a header line, the
-    /// hidden size, then every parameter, one row per line.
+    /// hidden size, the input count, the bound if any, then every parameter, one row per line.
     pub fn to_text(&self) -> String {
         let mut out = format!("{MAGIC}\nhidden {}\ninputs {INPUTS}\n", self.hidden);
+        if let Some(b) = self.bound {
+            out.push_str(&format!("bound {b}\n"));
+        }
         let row = |out: &mut String, v: &[f32]| {
             let line: Vec<String> = v.iter().map(|x| format!("{x:e}")).collect();
             out.push_str(&line.join(" "));
@@ -276,65 +316,94 @@ impl ValueNet {
     }
 
     /// Reads a network written by [`to_text`](ValueNet::to_text). Errors say which line is wrong.
-    /// Lines starting with `#` are comments.
+    /// Lines starting with `#` are comments; the `bound` line is optional (files written before
+    /// it existed have none).
     pub fn parse(text: &str) -> Result<ValueNet, String> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.starts_with('#'));
-        let mut next = |what: &str| {
-            lines
-                .next()
-                .map(|(i, l)| (i + 1, l))
-                .ok_or_else(|| format!("the file ends before {what}"))
-        };
-        let (i, magic) = next("the header")?;
+        let mut lines = NetLines(
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.starts_with('#'))
+                .peekable(),
+        );
+        let (i, magic) = lines.next("the header")?;
         if magic.trim() != MAGIC {
             return Err(format!("line {i}: expected {MAGIC:?}"));
         }
-        let mut header = |key: &str| -> Result<usize, String> {
-            let (i, l) = next(key)?;
-            l.strip_prefix(key)
-                .and_then(|v| v.trim().parse().ok())
-                .ok_or_else(|| format!("line {i}: expected `{key} N`"))
-        };
-        let hidden = header("hidden")?;
+        let hidden = lines.header("hidden")?;
         if !(1..=MAX_HIDDEN).contains(&hidden) {
             return Err(format!("hidden {hidden}: expected 1..={MAX_HIDDEN}"));
         }
-        let inputs = header("inputs")?;
+        let inputs = lines.header("inputs")?;
         if inputs != INPUTS {
             return Err(format!(
                 "inputs {inputs}: this build's network has {INPUTS} (another encoding)"
             ));
         }
-        let mut row = |len: usize, what: &str| -> Result<Vec<f32>, String> {
-            let (i, l) = next(what)?;
-            let v: Vec<f32> = l
-                .split_whitespace()
-                .map(|x| x.parse::<f32>().ok().filter(|x| x.is_finite()))
-                .collect::<Option<_>>()
-                .ok_or_else(|| format!("line {i}: not a row of numbers"))?;
-            if v.len() == len {
-                Ok(v)
-            } else {
-                Err(format!("line {i}: {} numbers, expected {len}", v.len()))
+        let bound = if lines.starts_with("bound") {
+            let b = lines.header("bound")?;
+            if !(1..=MAX_BOUND as usize).contains(&b) {
+                return Err(format!("bound {b}: expected 1..={MAX_BOUND} centimen"));
             }
+            Some(b as u16)
+        } else {
+            None
         };
         let mut w1 = Vec::with_capacity(INPUTS * hidden);
         for _ in 0..INPUTS {
-            w1.extend(row(hidden, "the first layer")?);
+            w1.extend(lines.row(hidden, "the first layer")?);
         }
-        let b1 = row(hidden, "the hidden biases")?;
-        let w2 = row(hidden, "the output weights")?;
-        let b2 = row(1, "the output bias")?[0];
+        let b1 = lines.row(hidden, "the hidden biases")?;
+        let w2 = lines.row(hidden, "the output weights")?;
+        let b2 = lines.row(1, "the output bias")?[0];
         Ok(ValueNet {
             hidden,
             w1,
             b1,
             w2,
             b2,
+            bound,
         })
+    }
+}
+
+/// The non-comment lines of a network file, numbered from 1, for [`ValueNet::parse`].
+struct NetLines<I: Iterator>(std::iter::Peekable<I>);
+
+impl<'a, I: Iterator<Item = (usize, &'a str)>> NetLines<I> {
+    /// The next line and its number; `what` names what was expected if the file ends.
+    fn next(&mut self, what: &str) -> Result<(usize, &'a str), String> {
+        self.0
+            .next()
+            .map(|(i, l)| (i + 1, l))
+            .ok_or_else(|| format!("the file ends before {what}"))
+    }
+
+    /// Whether the next line starts with `key`.
+    fn starts_with(&mut self, key: &str) -> bool {
+        self.0.peek().is_some_and(|(_, l)| l.starts_with(key))
+    }
+
+    /// A `key N` line's N.
+    fn header(&mut self, key: &str) -> Result<usize, String> {
+        let (i, l) = self.next(key)?;
+        l.strip_prefix(key)
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| format!("line {i}: expected `{key} N`"))
+    }
+
+    /// A line of `len` finite numbers.
+    fn row(&mut self, len: usize, what: &str) -> Result<Vec<f32>, String> {
+        let (i, l) = self.next(what)?;
+        let v: Vec<f32> = l
+            .split_whitespace()
+            .map(|x| x.parse::<f32>().ok().filter(|x| x.is_finite()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| format!("line {i}: not a row of numbers"))?;
+        if v.len() == len {
+            Ok(v)
+        } else {
+            Err(format!("line {i}: {} numbers, expected {len}", v.len()))
+        }
     }
 }
 
@@ -344,7 +413,13 @@ impl Correction for ValueNet {
     }
 
     fn describe(&self) -> String {
-        format!("learned value correction ({} hidden units)", self.hidden)
+        match self.bound {
+            Some(b) => format!(
+                "learned value correction ({} hidden units, within ±{b} centimen)",
+                self.hidden
+            ),
+            None => format!("learned value correction ({} hidden units)", self.hidden),
+        }
     }
 }
 
@@ -404,6 +479,9 @@ pub struct TrainConfig {
     pub l2: f32,
     /// Seed of the initial weights and the sample order.
     pub seed: u64,
+    /// The trained network's bound on its correction, in centimen
+    /// ([`ValueNet::with_bound`]); training itself ignores it.
+    pub bound: Option<u16>,
 }
 
 impl Default for TrainConfig {
@@ -415,6 +493,7 @@ impl Default for TrainConfig {
             learning_rate: 1e-3,
             l2: 1e-6,
             seed: 1,
+            bound: Some(150),
         }
     }
 }
@@ -429,7 +508,8 @@ fn sigmoid(x: f32) -> f32 {
 pub fn mean_loss(samples: &[TrainSample], net: Option<&ValueNet>) -> f64 {
     let mut total = 0.0f64;
     for s in samples {
-        let z = s.input.linear as f32 / LOGISTIC_SCALE + net.map_or(0.0, |n| n.output(&s.input));
+        let z = s.input.linear as f32 / LOGISTIC_SCALE
+            + net.map_or(0.0, |n| n.bounded(n.output(&s.input)));
         let p = f64::from(sigmoid(z)).clamp(1e-7, 1.0 - 1e-7);
         let t = f64::from(s.target);
         total -= t * p.ln() + (1.0 - t) * (1.0 - p).ln();
@@ -522,7 +602,7 @@ pub fn train(
         }
         progress(epoch, epoch_loss / samples.len().max(1) as f64);
     }
-    net
+    net.with_bound(cfg.bound)
 }
 
 #[cfg(test)]
@@ -591,6 +671,44 @@ mod tests {
                 .unwrap_err()
                 .contains("ends before")
         );
+    }
+
+    #[test]
+    fn a_bound_caps_the_correction_and_is_kept_in_the_text() {
+        let w = Weights::default();
+        let mut net = ValueNet::new(16, 3);
+        // An output bias of 5 logistic units: a correction of +1,000 centimen everywhere.
+        net.b2 = 5.0;
+        let bounded = net.clone().with_bound(Some(50));
+        assert_eq!(bounded.bound(), Some(50));
+        for pos in positions() {
+            let e = encode(&pos, &w);
+            assert!(net.score(&e) - e.linear > 900, "{}", net.score(&e));
+            assert_eq!(bounded.score(&e), e.linear + 50);
+        }
+        let text = bounded.to_text();
+        assert!(text.contains("\nbound 50\n"), "{}", &text[..60]);
+        assert_eq!(ValueNet::parse(&text).unwrap(), bounded);
+        assert!(!net.to_text().contains("bound"));
+        assert!(bounded.describe().contains("within ±50 centimen"));
+        for bad in ["bound 0", "bound 1001", "bound x"] {
+            let err = ValueNet::parse(&text.replace("bound 50", bad)).unwrap_err();
+            assert!(err.contains("bound"), "{bad}: {err}");
+        }
+        // Out-of-range settings are clamped, and the held-out loss sees the bound.
+        assert_eq!(
+            net.clone().with_bound(Some(u16::MAX)).bound(),
+            Some(MAX_BOUND)
+        );
+        let samples: Vec<_> = positions()
+            .iter()
+            .map(|p| {
+                let input = encode(p, &w);
+                let target = sigmoid(input.linear as f32 / LOGISTIC_SCALE);
+                TrainSample { input, target }
+            })
+            .collect();
+        assert!(mean_loss(&samples, Some(&bounded)) < mean_loss(&samples, Some(&net)));
     }
 
     #[test]

@@ -403,19 +403,47 @@ fn learn_value_writes_a_network_the_engines_load() {
     // Both engines play with it.
     let mcts = format!("mcts:net={net_s},playouts=60");
     let ab = format!("ab:net={net_s},depth=1");
+    let games = dir.join("arena");
+    let games_s = games.to_str().unwrap();
     let o = emergo(&[
-        "arena", "--engine", &mcts, "--engine", &ab, "--games", "2", "--seed", "3",
+        "arena", "--engine", &mcts, "--engine", &ab, "--games", "2", "--seed", "3", "--out",
+        games_s,
     ]);
     let out = stdout(&o);
+    // The default bound (150 centimen) is written into the file and shown.
     assert!(
-        out.contains("learned value correction (4 hidden units)"),
+        out.contains("learned value correction (4 hidden units, within ±150 centimen)"),
         "{out}"
     );
     assert!(out.contains(&format!("value network {net_s}")), "{out}");
+    // The positions of those games, labelled, join the saved ones; --bound 0: unbounded.
+    let pgn = games.join("games.pgn");
+    let mut more = vec!["learn-value"];
+    more.extend(small);
+    more.extend([
+        "--data",
+        data_s,
+        "--pgn",
+        pgn.to_str().unwrap(),
+        "--bound",
+        "0",
+    ]);
+    let o = emergo(&more);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("positions from 2 games of"), "{err}");
+    let unbounded = emergo_engine::value_net::ValueNet::parse(&stdout(&o)).unwrap();
+    assert_eq!(unbounded.bound(), None);
+    assert!(stdout(&o).contains("--pgn (1 record files)"));
     // Refusals name what is wrong.
     for (bad, says) in [
         (vec!["learn-value", "--hidden", "0"], "--hidden"),
         (vec!["learn-value", "--label-depth", "11"], "--label-depth"),
+        (vec!["learn-value", "--bound", "1001"], "--bound"),
+        (
+            vec!["learn-value", "--data", data_s, "--pgn", "/no/such.pgn"],
+            "/no/such.pgn",
+        ),
         (
             vec!["learn-value", "--data", "/no/such.tsv"],
             "/no/such.tsv",
