@@ -69,7 +69,7 @@ impl MctsConfig {
     /// such moves, whose plain scores look bad until the line is read to its end. Every
     /// quiet position's score is corrected by the shipped value network
     /// ([`crate::value_net::shipped`], `net=default`), distilled from 6-ply alpha-beta
-    /// searches and bounded to ±150 centimen: it carries part of what alpha-beta reads into
+    /// searches and bounded to ±350 centimen: it carries part of what alpha-beta reads into
     /// every leaf and prior, and the bound keeps it from talking the search into giving men
     /// away where it was never trained (README, strength section).
     pub fn strong() -> Self {
@@ -468,10 +468,10 @@ mod tests {
         let net = default.knowledge.as_ref().and_then(|k| k.weights.net);
         let shipped = crate::value_net::shipped().unwrap();
         assert!(net.is_some_and(|n| std::ptr::addr_eq(n, shipped)));
-        assert_eq!(shipped.bound(), Some(150));
+        assert_eq!(shipped.bound(), Some(350));
         let d = default.describe();
         assert!(
-            d.contains("learned value correction (32 hidden units, within ±150 centimen)"),
+            d.contains("learned value correction (32 hidden units, within ±350 centimen)"),
             "{d}"
         );
         let mut c = MctsConfig::strong();

@@ -19,7 +19,7 @@
 //! One hidden layer of rectified units, one output `y` in logistic units. The score is
 //! `linear + LOGISTIC_SCALE * y` centimen: the network learns a *correction* to the linear
 //! evaluation and starts at none (output weights near 0). The correction is kept within the
-//! network's bound ([`ValueNet::with_bound`]; ±150 centimen for the shipped one): far from
+//! network's bound ([`ValueNet::with_bound`]; ±350 centimen for the shipped one): far from
 //! the positions it was fitted to, a rectified network extrapolates linearly, and a search
 //! that trusts it goes looking for exactly those errors (unbounded, it rated each man fed into
 //! a capture as a gain and the engine gave men away to a random-playing opponent).
@@ -493,7 +493,7 @@ impl Default for TrainConfig {
             learning_rate: 1e-3,
             l2: 1e-6,
             seed: 1,
-            bound: Some(150),
+            bound: Some(350),
         }
     }
 }

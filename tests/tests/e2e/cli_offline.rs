@@ -410,9 +410,9 @@ fn learn_value_writes_a_network_the_engines_load() {
         games_s,
     ]);
     let out = stdout(&o);
-    // The default bound (150 centimen) is written into the file and shown.
+    // The default bound (350 centimen) is written into the file and shown.
     assert!(
-        out.contains("learned value correction (4 hidden units, within ±150 centimen)"),
+        out.contains("learned value correction (4 hidden units, within ±350 centimen)"),
         "{out}"
     );
     assert!(out.contains(&format!("value network {net_s}")), "{out}");
