@@ -526,7 +526,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 .into());
             }
             let began = Instant::now();
-            let labelled = if data.is_empty() {
+            let mut labelled = if data.is_empty() {
                 let cfg = distill::DistillConfig {
                     games,
                     play_depth,
@@ -556,16 +556,14 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 all
             };
-            let mut labelled = labelled;
             for (i, file) in pgn.iter().enumerate() {
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| format!("--pgn {}: {e}", file.display()))?;
-                let records = emergo_rules::record::parse_pgn(&text)
-                    .map_err(|e| format!("--pgn {}: {e}", file.display()))?;
+                let named = |e: &dyn std::fmt::Display| format!("--pgn {}: {e}", file.display());
+                let text = std::fs::read_to_string(file).map_err(|e| named(&e))?;
+                let records = emergo_rules::record::parse_pgn(&text).map_err(|e| named(&e))?;
                 // Game numbers apart from the self-play's and the other files' (for the split).
                 let first = (1u64 << 50) | ((i as u64) << 40);
                 let part = distill::label_records(&records, label_depth, threads, first, &|_| {})
-                    .map_err(|e| format!("--pgn {}: {e}", file.display()))?;
+                    .map_err(|e| named(&e))?;
                 eprintln!(
                     "learn-value: {} positions from {} games of {}",
                     part.len(),

@@ -6,8 +6,8 @@
 
 use emergo_engine::alphabeta::AlphaBeta;
 use emergo_engine::distill;
-use emergo_engine::eval::{LOGISTIC_SCALE, Weights, evaluate_with};
-use emergo_engine::value_net::{self, encode};
+use emergo_engine::eval::{Weights, evaluate_with};
+use emergo_engine::value_net;
 use emergo_rules::{Game, Position};
 
 fn main() -> Result<(), String> {
@@ -23,36 +23,31 @@ fn main() -> Result<(), String> {
     };
     if data != "-" {
         let text = std::fs::read_to_string(data).map_err(|e| format!("{data}: {e}"))?;
-        let labelled = distill::parse(&text)?;
-        let mut corr: Vec<i32> = Vec::new();
-        let mut by_bound = [0f64; 6];
-        let bounds = [25, 50, 100, 150, 200, 10_000];
-        let mut n = 0usize;
-        for l in labelled.iter().filter(|l| distill::held_out(l.game)) {
-            let e = encode(&l.position, &plain);
-            let c = net.score(&e) - e.linear;
-            corr.push(c.abs());
-            let t = 1.0 / (1.0 + (-(l.score as f64) / f64::from(LOGISTIC_SCALE)).exp());
-            for (acc, b) in by_bound.iter_mut().zip(bounds) {
-                let z = f64::from(e.linear + c.clamp(-b, b)) / f64::from(LOGISTIC_SCALE);
-                let p = (1.0 / (1.0 + (-z).exp())).clamp(1e-7, 1.0 - 1e-7);
-                *acc -= t * p.ln() + (1.0 - t) * (1.0 - p).ln();
-            }
-            n += 1;
+        let (_, held_out) = distill::samples(&distill::parse(&text)?, &plain);
+        if held_out.is_empty() {
+            return Err(format!("{data}: no held-out positions"));
         }
+        let mut corr: Vec<i32> = held_out
+            .iter()
+            .map(|s| (net.score(&s.input) - s.input.linear).abs())
+            .collect();
         corr.sort_unstable();
         let pct = |q: f64| corr[((corr.len() - 1) as f64 * q) as usize];
         println!(
-            "{n} held-out positions; |correction| p50 {} p90 {} p99 {} max {}",
+            "{} held-out positions; |correction| p50 {} p90 {} p99 {} max {}",
+            held_out.len(),
             pct(0.5),
             pct(0.9),
             pct(0.99),
             pct(1.0)
         );
-        for (acc, b) in by_bound.iter().zip(bounds) {
-            println!("bound {b:5}: held-out cross-entropy {:.4}", acc / n as f64);
+        for bound in [Some(25), Some(50), Some(100), Some(150), Some(200), None] {
+            let loss = value_net::mean_loss(&held_out, Some(&net.clone().with_bound(bound)));
+            let name = bound.map_or("none".to_owned(), |b| b.to_string());
+            println!("bound {name:>5}: held-out cross-entropy {loss:.4}");
         }
     }
+    let mut ab = AlphaBeta::new(20, plain);
     let mut game = Game::new(Position::initial());
     for m in moves {
         game.play_str(m).map_err(|e| format!("{m}: {e}"))?;
@@ -64,7 +59,10 @@ fn main() -> Result<(), String> {
                 "{m:12} linear {:6} net {:6} 6-ply {:6}",
                 evaluate_with(&p, &plain),
                 evaluate_with(&p, &with),
-                AlphaBeta::new(20, plain).score(&p, 6)
+                {
+                    ab.forget();
+                    ab.score(&p, 6)
+                }
             );
         }
     }

@@ -130,7 +130,7 @@ pub fn generate(cfg: &DistillConfig, progress: &(dyn Fn(usize) + Sync)) -> Vec<L
     in_parallel(cfg.games, cfg.threads, progress, |g, player, labeller| {
         let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ g as u64;
         let positions = play_one(player, cfg, seed, weak_side(cfg, g));
-        label(labeller, positions, g as u64, cfg.label_depth)
+        label(labeller, &positions, g as u64, cfg.label_depth)
     })
 }
 
@@ -169,7 +169,7 @@ pub fn label_records(
         |g, _, labeller| {
             label(
                 labeller,
-                games[g].clone(),
+                &games[g],
                 first_game.wrapping_add(g as u64),
                 label_depth,
             )
@@ -178,16 +178,11 @@ pub fn label_records(
 }
 
 /// Each position scored by a `depth`-ply search from empty tables.
-fn label(
-    labeller: &mut AlphaBeta,
-    positions: Vec<Position>,
-    game: u64,
-    depth: u32,
-) -> Vec<Labelled> {
+fn label(labeller: &mut AlphaBeta, positions: &[Position], game: u64, depth: u32) -> Vec<Labelled> {
     labeller.forget();
     positions
-        .into_iter()
-        .map(|position| Labelled {
+        .iter()
+        .map(|&position| Labelled {
             game,
             score: labeller.score(&position, depth),
             position,
