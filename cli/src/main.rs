@@ -175,6 +175,15 @@ enum Offline {
         /// network's own engine reaches, which self-play does not.
         #[arg(long, value_delimiter = ',')]
         pgn: Vec<std::path::PathBuf>,
+        /// Label with searches whose leaves this network corrects (`default`: the shipped one)
+        /// instead of the plain evaluation: the labels bootstrap, a 6-ply search with the
+        /// network seeing further than a plain one.
+        #[arg(long)]
+        label_net: Option<String>,
+        /// Score the --data positions again with --label-depth (and --label-net) instead of
+        /// keeping their saved labels.
+        #[arg(long, requires = "data")]
+        relabel: bool,
         /// Save the labelled positions to this file (to train again without replaying).
         #[arg(long)]
         save_data: Option<std::path::PathBuf>,
@@ -499,6 +508,8 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
             bound,
             data,
             pgn,
+            label_net,
+            relabel,
             save_data,
             out: path,
         } => {
@@ -525,6 +536,14 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 )
                 .into());
             }
+            let label_weights = emergo_engine::eval::Weights {
+                net: match &label_net {
+                    Some(p) => Some(value_net::load(p).map_err(|e| format!("--label-net: {e}"))?
+                        as &dyn emergo_engine::eval::Correction),
+                    None => None,
+                },
+                ..emergo_engine::eval::Weights::default()
+            };
             let began = Instant::now();
             let mut labelled = if data.is_empty() {
                 let cfg = distill::DistillConfig {
@@ -534,6 +553,7 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     threads,
                     seed,
                     weak_every,
+                    label_weights,
                     ..distill::DistillConfig::default()
                 };
                 distill::generate(&cfg, &|n| {
@@ -554,6 +574,14 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     }
                     all.extend(part);
                 }
+                if relabel {
+                    let games = all.chunk_by(|a, b| a.game == b.game).count();
+                    all = distill::relabel(&all, label_depth, &label_weights, threads, &|n| {
+                        if n % 500 == 0 || n == games {
+                            eprintln!("learn-value: {n}/{games} saved games labelled again");
+                        }
+                    });
+                }
                 all
             };
             for (i, file) in pgn.iter().enumerate() {
@@ -562,8 +590,15 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 let records = emergo_rules::record::parse_pgn(&text).map_err(|e| named(&e))?;
                 // Game numbers apart from the self-play's and the other files' (for the split).
                 let first = (1u64 << 50) | ((i as u64) << 40);
-                let part = distill::label_records(&records, label_depth, threads, first, &|_| {})
-                    .map_err(|e| named(&e))?;
+                let part = distill::label_records(
+                    &records,
+                    label_depth,
+                    &label_weights,
+                    threads,
+                    first,
+                    &|_| {},
+                )
+                .map_err(|e| named(&e))?;
                 eprintln!(
                     "learn-value: {} positions from {} games of {}",
                     part.len(),
@@ -607,9 +642,16 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     "--games {games} --play-depth {play_depth} --label-depth {label_depth} \
                      --weak-every {weak_every} --seed {seed}"
                 )
+            } else if relabel {
+                format!(
+                    "--data (saved positions) --relabel --label-depth {label_depth} --seed {seed}"
+                )
             } else {
                 format!("--data (saved positions) --seed {seed}")
             };
+            if let Some(p) = &label_net {
+                source.push_str(&format!(" --label-net {p}"));
+            }
             if !pgn.is_empty() {
                 source.push_str(&format!(" --pgn ({} record files)", pgn.len()));
             }

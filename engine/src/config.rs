@@ -471,7 +471,7 @@ mod tests {
         assert_eq!(shipped.bound(), Some(350));
         let d = default.describe();
         assert!(
-            d.contains("learned value correction (32 hidden units, within ±350 centimen)"),
+            d.contains("learned value correction (16 hidden units, within ±350 centimen)"),
             "{d}"
         );
         let mut c = MctsConfig::strong();

@@ -10,8 +10,14 @@
 //!    fitted only to good games learnt nothing there, and its correction misled the MCTS, whose
 //!    tree is full of such positions, into feeding men to a weak opponent.
 //! 2. **Labels.** Each kept position is scored by an alpha-beta search `label_depth` plies
-//!    deep (quiescence at its horizon), for its side to move, with the alpha-beta engine's own
-//!    evaluation (the linear one: the labels never depend on an earlier network).
+//!    deep (quiescence at its horizon), for its side to move, with
+//!    [`DistillConfig::label_weights`]: by default the alpha-beta engine's own (linear)
+//!    evaluation, so that the labels do not depend on an earlier network. Given a network
+//!    there, the labels *bootstrap*: a 6-ply search whose leaves already know what 6-ply
+//!    searches say sees further than a plain one (the network is worth about a ply to
+//!    alpha-beta at depth 5), and a network fitted to those labels learns more than its
+//!    predecessor could teach it (the idea of Veness et al.'s search bootstrapping).
+//!    [`relabel`] scores saved positions again that way, without replaying the games.
 //! 3. **Split.** Whole games go to the training or the held-out set (one in ten held out):
 //!    neighbouring positions of a game are alike, so splitting positions would flatter the fit.
 //!
@@ -48,6 +54,8 @@ pub struct DistillConfig {
     pub seed: u64,
     /// One game in this many has a weak side (see the module docs); 0: none.
     pub weak_every: usize,
+    /// The labelling searches' evaluation (the self-play searches always use the default).
+    pub label_weights: Weights,
 }
 
 impl Default for DistillConfig {
@@ -60,6 +68,7 @@ impl Default for DistillConfig {
             threads: 2,
             seed: 1,
             weak_every: 4,
+            label_weights: Weights::default(),
         }
     }
 }
@@ -127,16 +136,24 @@ fn play_one(
 /// Plays and labels `cfg.games` games on `cfg.threads` threads; the positions come back in
 /// game order. `progress` is called with the number of games done so far.
 pub fn generate(cfg: &DistillConfig, progress: &(dyn Fn(usize) + Sync)) -> Vec<Labelled> {
-    in_parallel(cfg.games, cfg.threads, progress, |g, player, labeller| {
-        let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ g as u64;
-        let positions = play_one(player, cfg, seed, weak_side(cfg, g));
-        label(labeller, &positions, g as u64, cfg.label_depth)
-    })
+    let labeller = &cfg.label_weights;
+    in_parallel(
+        cfg.games,
+        cfg.threads,
+        labeller,
+        progress,
+        |g, player, labeller| {
+            let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ g as u64;
+            let positions = play_one(player, cfg, seed, weak_side(cfg, g));
+            label(labeller, &positions, g as u64, cfg.label_depth)
+        },
+    )
 }
 
 /// The quiet positions of recorded games (`emergo arena` or `emergo play` records), labelled
-/// like the self-play ones by `label_depth`-ply searches on `threads` threads; game `i` of
-/// `records` gets the number `first_game + i`. Errors name the game that does not replay.
+/// like the self-play ones by `label_depth`-ply searches with `weights` on `threads` threads;
+/// game `i` of `records` gets the number `first_game + i`. Errors name the game that does not
+/// replay.
 ///
 /// Why: the self-play games are alpha-beta's, and a search that trusts the network steers
 /// into positions they never reach, where the network may be wrong in the search's favour
@@ -145,6 +162,7 @@ pub fn generate(cfg: &DistillConfig, progress: &(dyn Fn(usize) + Sync)) -> Vec<L
 pub fn label_records(
     records: &[GameRecord],
     label_depth: u32,
+    weights: &Weights,
     threads: usize,
     first_game: u64,
     progress: &(dyn Fn(usize) + Sync),
@@ -165,6 +183,7 @@ pub fn label_records(
     Ok(in_parallel(
         games.len(),
         threads,
+        weights,
         progress,
         |g, _, labeller| {
             label(
@@ -175,6 +194,25 @@ pub fn label_records(
             )
         },
     ))
+}
+
+/// Saved positions scored again by `depth`-ply searches with `weights` on `threads` threads,
+/// each game's positions in order from empty tables (as [`generate`] scores them), so that
+/// data can be labelled deeper or with a network ([`DistillConfig::label_weights`]) without
+/// replaying its games. The positions and game numbers are kept; `progress` counts games.
+pub fn relabel(
+    data: &[Labelled],
+    depth: u32,
+    weights: &Weights,
+    threads: usize,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Vec<Labelled> {
+    // A game's positions are consecutive in saved data: split at each change of number.
+    let games: Vec<&[Labelled]> = data.chunk_by(|a, b| a.game == b.game).collect();
+    in_parallel(games.len(), threads, weights, progress, |g, _, labeller| {
+        let positions: Vec<Position> = games[g].iter().map(|l| l.position).collect();
+        label(labeller, &positions, games[g][0].game, depth)
+    })
 }
 
 /// Each position scored by a `depth`-ply search from empty tables.
@@ -191,10 +229,12 @@ fn label(labeller: &mut AlphaBeta, positions: &[Position], game: u64, depth: u32
 }
 
 /// Runs `work(g, player, labeller)` for games `0..games` on `threads` threads (each with its
-/// own engines) and returns the positions in game order.
+/// own engines, the labeller evaluating with `label_weights`) and returns the positions in
+/// game order.
 fn in_parallel(
     games: usize,
     threads: usize,
+    label_weights: &Weights,
     progress: &(dyn Fn(usize) + Sync),
     work: impl Fn(usize, &mut AlphaBeta, &mut AlphaBeta) -> Vec<Labelled> + Sync,
 ) -> Vec<Labelled> {
@@ -207,7 +247,7 @@ fn in_parallel(
                 let (done, work) = (&done, &work);
                 scope.spawn(move || {
                     let mut player = AlphaBeta::new(18, Weights::default());
-                    let mut labeller = AlphaBeta::new(20, Weights::default());
+                    let mut labeller = AlphaBeta::new(20, *label_weights);
                     let mut mine = Vec::new();
                     for g in (t..games).step_by(threads) {
                         mine.push((g, work(g, &mut player, &mut labeller)));
@@ -295,6 +335,7 @@ mod tests {
             threads: 1,
             seed: 5,
             weak_every: 0,
+            label_weights: Weights::default(),
         };
         let one = generate(&cfg, &|_| {});
         let two = generate(
@@ -351,7 +392,7 @@ mod tests {
             "[Event \"a\"]\n\n1. a1 i9 2. c3 g7 3. e5 c7 *\n\n[Event \"b\"]\n\n1. c5 h2 2. i1 d6 3. c5xe7 *",
         )
         .unwrap();
-        let labelled = label_records(&records, 2, 2, 100, &|_| {}).unwrap();
+        let labelled = label_records(&records, 2, &Weights::default(), 2, 100, &|_| {}).unwrap();
         let games: Vec<u64> = labelled.iter().map(|l| l.game).collect();
         assert!(games.contains(&100) && games.contains(&101), "{games:?}");
         assert!(games.windows(2).all(|w| w[0] <= w[1]));
@@ -365,12 +406,56 @@ mod tests {
             assert_eq!(l.score, ab.score(&l.position, 2));
         }
         assert_eq!(
-            label_records(&records, 2, 1, 100, &|_| {}).unwrap(),
+            label_records(&records, 2, &Weights::default(), 1, 100, &|_| {}).unwrap(),
             labelled
         );
         // A record whose moves do not replay is refused by number.
         let bad = emergo_rules::record::parse_pgn("1. a1 a1 *").unwrap();
-        let err = label_records(&bad, 2, 1, 0, &|_| {}).unwrap_err();
+        let err = label_records(&bad, 2, &Weights::default(), 1, 0, &|_| {}).unwrap_err();
         assert!(err.starts_with("game 1"), "{err}");
+    }
+    #[test]
+    fn relabelling_reproduces_generation_and_bootstraps_with_a_network() {
+        let cfg = DistillConfig {
+            games: 3,
+            play_depth: 1,
+            label_depth: 2,
+            max_turns: 50,
+            threads: 2,
+            seed: 8,
+            weak_every: 0,
+            ..DistillConfig::default()
+        };
+        let data = generate(&cfg, &|_| {});
+        // The same depth and weights give the same labels, on any number of threads.
+        assert_eq!(relabel(&data, 2, &Weights::default(), 2, &|_| {}), data);
+        // With a network, each game's positions are scored in order from empty tables by a
+        // search that evaluates with it; positions and game numbers stay.
+        let net = crate::value_net::shipped().expect("the shipped network parses");
+        let with_net = Weights {
+            net: Some(net),
+            ..Weights::default()
+        };
+        let boot = relabel(&data, 3, &with_net, 1, &|_| {});
+        assert_eq!(boot.len(), data.len());
+        let mut ab = AlphaBeta::new(20, with_net);
+        for (i, (b, d)) in boot.iter().zip(&data).enumerate() {
+            assert_eq!((b.game, b.position), (d.game, d.position));
+            if i == 0 || data[i - 1].game != d.game {
+                ab.forget();
+            }
+            assert_eq!(b.score, ab.score(&d.position, 3));
+        }
+        assert_ne!(boot, data);
+        // Generation with a labelling network labels like relabelling with it.
+        let generated = generate(
+            &DistillConfig {
+                label_depth: 3,
+                label_weights: with_net,
+                ..cfg
+            },
+            &|_| {},
+        );
+        assert_eq!(generated, boot);
     }
 }

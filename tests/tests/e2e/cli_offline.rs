@@ -435,6 +435,18 @@ fn learn_value_writes_a_network_the_engines_load() {
     let unbounded = emergo_engine::value_net::ValueNet::parse(&stdout(&o)).unwrap();
     assert_eq!(unbounded.bound(), None);
     assert!(stdout(&o).contains("--pgn (1 record files)"));
+    // Bootstrapped labels: the saved positions scored again by searches that evaluate with
+    // the network just learnt; the header says how.
+    let mut boot = vec!["learn-value"];
+    boot.extend(small);
+    boot.extend(["--data", data_s, "--relabel"]);
+    boot.extend(["--label-net", net_s]);
+    let o = emergo(&boot);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let header = stdout(&o);
+    assert!(header.contains("--relabel --label-depth 1"), "{header}");
+    assert!(header.contains(&format!("--label-net {net_s}")), "{header}");
+    assert_ne!(body(&header), body(&text));
     // Refusals name what is wrong.
     for (bad, says) in [
         (vec!["learn-value", "--hidden", "0"], "--hidden"),
@@ -447,6 +459,17 @@ fn learn_value_writes_a_network_the_engines_load() {
         (
             vec!["learn-value", "--data", "/no/such.tsv"],
             "/no/such.tsv",
+        ),
+        (vec!["learn-value", "--relabel"], "--data"),
+        (
+            vec![
+                "learn-value",
+                "--data",
+                data_s,
+                "--label-net",
+                "/no/such.net",
+            ],
+            "--label-net",
         ),
     ] {
         let o = emergo(&bad);
