@@ -536,6 +536,13 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                 )
                 .into());
             }
+            // Saved positions keep their saved labels unless relabelled: a labelling network
+            // would then label nothing, yet the output's header would name it.
+            if label_net.is_some() && !data.is_empty() && !relabel && pgn.is_empty() {
+                return Err(
+                    "--label-net labels nothing with --data alone: add --relabel (or --pgn)".into(),
+                );
+            }
             let label_weights = emergo_engine::eval::Weights {
                 net: match &label_net {
                     Some(p) => Some(value_net::load(p).map_err(|e| format!("--label-net: {e}"))?

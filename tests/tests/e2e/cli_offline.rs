@@ -466,10 +466,16 @@ fn learn_value_writes_a_network_the_engines_load() {
                 "learn-value",
                 "--data",
                 data_s,
+                "--relabel",
                 "--label-net",
                 "/no/such.net",
             ],
-            "--label-net",
+            "/no/such.net",
+        ),
+        // Saved labels are kept without --relabel: a labelling network would label nothing.
+        (
+            vec!["learn-value", "--data", data_s, "--label-net", net_s],
+            "--relabel",
         ),
     ] {
         let o = emergo(&bad);
