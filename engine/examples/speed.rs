@@ -8,7 +8,8 @@
 //! whose tree is deep, where selection costs more than at the start. `search:T` and `strong:T`
 //! search on `T` threads and time the search by the wall clock instead (the machine should be
 //! otherwise idle), for the rate of many-threaded searches from a given position; the
-//! environment variable `SPEED_MCTS` (e.g. `rescan=0`) changes the default engine's settings.
+//! environment variable `SPEED_MCTS` (e.g. `rescan=0`) changes the default engine's settings,
+//! and `SPEED_EXP` the expansion threshold of either engine (`SearchParams::expand_threshold`).
 
 /// CPU time of this thread in seconds (`/proc/thread-self/schedstat`: the machine is shared).
 fn cpu() -> f64 {
@@ -32,6 +33,9 @@ fn search(playouts: u64, config: &MctsConfig, start: Position, threads: usize) -
     };
     config.apply(&mut params);
     params.smart_pruning = false;
+    if let Some(e) = std::env::var("SPEED_EXP").ok().and_then(|v| v.parse().ok()) {
+        params.expand_threshold = e;
+    }
     let state = EmergoState::new(start).with_knowledge(config.shared_knowledge());
     let (began, wall) = (cpu(), std::time::Instant::now());
     let s = Search::new(state, params).run();
