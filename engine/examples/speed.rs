@@ -24,7 +24,14 @@ use emergo_engine::{EmergoState, MctsConfig};
 use emergo_mcts::{Search, SearchParams};
 use emergo_rules::{Position, Repetitions, playout_rng, random_playout};
 
-fn search(playouts: u64, config: &MctsConfig, start: Position, threads: usize) -> (f64, u64) {
+/// Searches `start` for `playouts` playouts; `expand` overrides the expansion threshold.
+fn search(
+    playouts: u64,
+    config: &MctsConfig,
+    start: Position,
+    threads: usize,
+    expand: Option<u32>,
+) -> (f64, u64) {
     let mut params = SearchParams {
         threads,
         seed: 1,
@@ -33,8 +40,8 @@ fn search(playouts: u64, config: &MctsConfig, start: Position, threads: usize) -
     };
     config.apply(&mut params);
     params.smart_pruning = false;
-    if let Some(e) = std::env::var("SPEED_EXP").ok().and_then(|v| v.parse().ok()) {
-        params.expand_threshold = e;
+    if let Some(expand) = expand {
+        params.expand_threshold = expand;
     }
     let state = EmergoState::new(start).with_knowledge(config.shared_knowledge());
     let (began, wall) = (cpu(), std::time::Instant::now());
@@ -149,13 +156,25 @@ fn main() {
             }
         }
     }
+    // The expansion threshold of either engine, e.g. `SPEED_EXP=2`: read once, and a value
+    // that does not parse stops the harness rather than measuring the default silently.
+    let expand = match std::env::var("SPEED_EXP") {
+        Err(_) => None,
+        Ok(v) => match v.parse::<u32>() {
+            Ok(e) => Some(e),
+            Err(e) => {
+                eprintln!("SPEED_EXP={v}: {e}");
+                std::process::exit(2)
+            }
+        },
+    };
     for _ in 0..rounds {
         match mode {
             "search" => {
-                search(n, &MctsConfig::uniform(), start, threads);
+                search(n, &MctsConfig::uniform(), start, threads, expand);
             }
             "strong" => {
-                search(n, &config, start, threads);
+                search(n, &config, start, threads, expand);
             }
             "raw" => {
                 raw(n);
@@ -167,7 +186,7 @@ fn main() {
             }
             _ => {
                 let r = raw(n);
-                let (s, _) = search(n, &MctsConfig::uniform(), Position::initial(), 1);
+                let (s, _) = search(n, &MctsConfig::uniform(), Position::initial(), 1, expand);
                 println!("ratio search/raw speed {:.1}%", 100.0 * r / s);
             }
         }
