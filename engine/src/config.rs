@@ -174,6 +174,7 @@ impl MctsConfig {
         "threatbonus",
         "kcache",
         "net",
+        "blockade",
         "refine",
         "refinegrowth",
         "refinelevels",
@@ -188,7 +189,7 @@ impl MctsConfig {
     /// several threads), and for the knowledge `temp`, `samples`,
     /// `scale`, `leafdepth`, `priordepth`, `refinestep`, `sacbonus`, `threatbonus` (centimen),
     /// `kcache=on|off`, `net=default|PATH|none` (a learned value correction, [`crate::value_net`]; `default`: the
-    /// shipped one).
+    /// shipped one), `blockade` (0 to 100, percent: [`crate::eval::blockade_discount`]).
     /// Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
@@ -241,7 +242,7 @@ impl MctsConfig {
                 }
             }
             "temp" | "samples" | "scale" | "leafdepth" | "priordepth" | "refinestep"
-            | "sacbonus" | "threatbonus" | "kcache" | "net" => {
+            | "sacbonus" | "threatbonus" | "kcache" | "net" | "blockade" => {
                 let k = self.knowledge.get_or_insert_with(Knowledge::default);
                 match key {
                     "temp" => k.prior_temperature = num(key, value, finite(1.0, 10_000.0))?,
@@ -253,6 +254,9 @@ impl MctsConfig {
                     "refinestep" => k.refine_step = num(key, value, |v: &u32| (1..=4).contains(v))?,
                     "sacbonus" => k.sacrifice_bonus = num(key, value, finite(-10_000.0, 10_000.0))?,
                     "threatbonus" => k.threat_bonus = num(key, value, finite(-10_000.0, 10_000.0))?,
+                    "blockade" => {
+                        k.weights.blockade = num(key, value, |v: &i32| (0..=100).contains(v))?
+                    }
                     "net" => {
                         k.weights.net = match value {
                             "none" => None,
@@ -331,6 +335,13 @@ impl MctsConfig {
                 }
                 if let Some(net) = k.weights.net {
                     let _ = write!(s, ", {}", net.describe());
+                }
+                if k.weights.blockade > 0 {
+                    let _ = write!(
+                        s,
+                        ", up to {}% of its lead given up for the opponent's stuck units",
+                        k.weights.blockade
+                    );
                 }
                 if self.refine_visits > 0 {
                     let deeper = match k.refine_step {

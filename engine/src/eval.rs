@@ -64,6 +64,17 @@ pub struct Weights {
     /// Per man of the longest chain the side to move must play now (non-quiet positions only;
     /// searches resolve those with the quiescence search, so this is a rough fallback).
     pub pending_capture: i32,
+    /// How much of a lead a quiet position's score keeps when the side behind has a *stuck*
+    /// unit, in percent of the lead given up at most (0: off, the alpha-beta engine's and the
+    /// weights file's default; see [`blockade_discount`]). Not a feature weight: it scales the
+    /// score, so it is kept apart from [`Weights::values`] and the learned correction.
+    pub blockade: i32,
+    /// Whose leads [`Weights::blockade`] discounts: the searching side's only (set by
+    /// [`crate::EmergoState::with_knowledge`] for each search), or both sides' (`None`).
+    /// Measured against alpha-beta, discounting both sides' leads also talked the engine into
+    /// trailing positions with a stuck unit of its own, which it then lost; the alpha-beta
+    /// opponent knows how to draw them, the engine does not.
+    pub blockade_side: Option<Player>,
     /// A learned correction of quiet positions' scores ([`crate::value_net`]), or none.
     /// A `'static` reference keeps the weights `Copy` for the searches that hold them by value;
     /// networks are loaded once per process ([`crate::value_net::load`]).
@@ -76,6 +87,8 @@ impl PartialEq for Weights {
     fn eq(&self, other: &Weights) -> bool {
         self.values == other.values
             && self.pending_capture == other.pending_capture
+            && self.blockade == other.blockade
+            && self.blockade_side == other.blockade_side
             && match (self.net, other.net) {
                 (None, None) => true,
                 (Some(a), Some(b)) => std::ptr::addr_eq(a, b),
@@ -98,6 +111,8 @@ impl Weights {
         Weights {
             values: [100, -55, -25, 0, -12, 6, 6, 3, 0, 0, 0, 0],
             pending_capture: 90,
+            blockade: 0,
+            blockade_side: None,
             net: None,
         }
     }
@@ -109,6 +124,8 @@ impl Weights {
         Weights {
             values,
             pending_capture: 90,
+            blockade: 0,
+            blockade_side: None,
             net: None,
         }
     }
@@ -133,11 +150,13 @@ impl Weights {
     }
 
     /// Parses a weights file: `name value` per line (`#` comments, blank lines ignored), every
-    /// feature once, plus `pending_capture`.
+    /// feature once, plus `pending_capture`, and optionally `blockade` (0 to 100; 0 if absent).
     pub fn parse(text: &str) -> Result<Weights, String> {
         let mut w = Weights {
             values: [i32::MIN; FEATURES],
             pending_capture: i32::MIN,
+            blockade: 0,
+            blockade_side: None,
             net: None,
         };
         for (i, line) in text.lines().enumerate() {
@@ -156,6 +175,11 @@ impl Weights {
                 .ok_or_else(|| format!("line {}: {value:?} is not a weight", i + 1))?;
             if name == "pending_capture" {
                 w.pending_capture = value;
+            } else if name == "blockade" {
+                if !(0..=100).contains(&value) {
+                    return Err(format!("line {}: blockade {value} is not 0 to 100", i + 1));
+                }
+                w.blockade = value;
             } else if !w.set(name, value) {
                 return Err(format!("line {}: unknown feature {name:?}", i + 1));
             }
@@ -176,6 +200,9 @@ impl Weights {
             out.push_str(&format!("{name} {v}\n"));
         }
         out.push_str(&format!("pending_capture {}\n", self.pending_capture));
+        if self.blockade != 0 {
+            out.push_str(&format!("blockade {}\n", self.blockade));
+        }
         out
     }
 }
@@ -205,10 +232,69 @@ pub fn evaluate_with(pos: &Position, w: &Weights) -> i32 {
     }
     let f = features(pos);
     let linear = linear_score(&f, w);
-    match w.net {
+    let score = match w.net {
         Some(net) => net.correct(pos, &f, linear),
         None => linear,
+    };
+    if w.blockade > 0 {
+        blockade_discount(pos, score, w.blockade, w.blockade_side)
+    } else {
+        score
     }
+}
+
+/// `score` (a quiet position's, for the side to move) with part of the lead given up when the
+/// side behind has men on the board that can never move again unless the leader lets them: a
+/// *stuck* unit, every neighbouring square occupied and no capture from it. Such a unit cannot
+/// be jumped either (each square it could be jumped to is one of its neighbours), so once the
+/// side behind has given its other units away (captures are compulsory: the leader must take
+/// each one it is offered) and has no men in hand, it has no legal turn and the game is drawn
+/// ("blocked", RULES.md §9). Alpha-beta plays for exactly this when it is lost, and the lead
+/// that a static score counts is then worth a draw; the swindle takes more moves than a
+/// search sees, and the blockade is built long before it.
+///
+/// The part given up is `percent` when the side behind has no other unit and shrinks as it has
+/// more (`percent * 4 / (free units + 4)`): with many free units the leader has time to open
+/// the blockade. Nothing changes while the side behind still has men in hand (it can enter),
+/// nor, with `leader` given, when the side ahead is not `leader`.
+pub fn blockade_discount(pos: &Position, score: i32, percent: i32, leader: Option<Player>) -> i32 {
+    let me = pos.side_to_move();
+    let behind = match score.cmp(&0) {
+        std::cmp::Ordering::Greater => me.other(),
+        std::cmp::Ordering::Less => me,
+        std::cmp::Ordering::Equal => return score,
+    };
+    if pos.in_hand(behind) > 0 || leader.is_some_and(|side| side == behind) {
+        return score;
+    }
+    let (stuck, free) = stuck_units(pos, behind);
+    if stuck == 0 {
+        return score;
+    }
+    let percent = percent.clamp(0, 100);
+    // |score| < 2^31 / 400 in practice (static scores are a few thousand centimen); the
+    // product is taken in i64 anyway so that no weights file can make it overflow.
+    let given_up = i64::from(score) * i64::from(percent) * 4 / (100 * (i64::from(free) + 4));
+    score - given_up as i32
+}
+
+/// `player`'s units that can neither step nor capture (every neighbour occupied, no jump), and
+/// the number of its other units.
+pub fn stuck_units(pos: &Position, player: Player) -> (i32, i32) {
+    let empty = pos.empty_squares();
+    let jumpers = pos.jumpers_of(player);
+    let (mut stuck, mut free) = (0, 0);
+    for sq in Square::iter_bits(pos.units_of(player)) {
+        let can_step = emergo_rules::Direction::ALL
+            .iter()
+            .any(|&d| sq.neighbour(d).is_some_and(|to| empty & to.bit() != 0));
+        if can_step || jumpers & sq.bit() != 0 {
+            free += 1;
+        } else {
+            stuck += 1;
+        }
+    }
+    (stuck, free)
 }
 
 /// The linear part of the evaluation: the features' dot product with the weights.
@@ -401,12 +487,83 @@ mod tests {
                 .unwrap_err()
                 .contains("not a weight")
         );
+        let with_blockade = Weights {
+            blockade: 40,
+            ..Weights::hand_set()
+        };
+        assert_eq!(Weights::parse(&with_blockade.to_text()), Ok(with_blockade));
+        assert!(
+            Weights::parse(&format!("{}blockade 101", w.to_text()))
+                .unwrap_err()
+                .contains("0 to 100")
+        );
         // The shipped file parses.
         assert!(Weights::parse(include_str!("../weights.txt")).is_ok());
         assert_eq!(
             Weights::default().get("material"),
             Some(Weights::default().values[0])
         );
+    }
+
+    #[test]
+    fn stuck_units_cannot_step_or_capture() {
+        // Game 2 of the seventeenth session's match against alpha-beta at turn 40: White's i9
+        // is shut in by Black's h8 (and g7 behind it, so no jump); e5, i5, g3 and i3 can move.
+        let p = pos("4a@1aa1A@/3ca3a@1/2ab3a@1ac/9/4AB3A@/9/6A@1A@/3a@5/9 w 40 0,0");
+        assert_eq!(stuck_units(&p, Player::White), (1, 4));
+        // Black's h8 is stuck too (g9, i9, g7 and i7 all taken; i9 is on the edge).
+        assert_eq!(stuck_units(&p, Player::Black), (1, 7));
+        // With g7 empty, i9 could jump h8: not stuck.
+        let jump = pos("4a@1aa1A@/3ca3a@1/2ab5ac/9/4AB3A@/9/6A@1A@/3a@5/9 w 40 0,0");
+        assert_eq!(stuck_units(&jump, Player::White), (0, 5));
+    }
+
+    #[test]
+    fn a_stuck_unit_of_the_side_behind_costs_the_leader() {
+        let p = pos("4a@1aa1A@/3ca3a@1/2ab3a@1ac/9/4AB3A@/9/6A@1A@/3a@5/9 w 40 0,0");
+        let plain = evaluate(&p);
+        assert!(plain < -400, "White is far behind: {plain}");
+        let w = Weights {
+            blockade: 60,
+            ..Weights::default()
+        };
+        // Four free units: 60% * 4 / 8 = 30% of the lead is given up.
+        assert_eq!(evaluate_with(&p, &w), plain - plain * 30 / 100);
+        assert_eq!(
+            blockade_discount(&p, plain, 60, None),
+            plain - plain * 30 / 100
+        );
+        // The same from Black's side of the board (Black to move, leading).
+        let b = pos("4a@1aa1A@/3ca3a@1/2ab3a@1ac/9/4AB3A@/9/6A@1A@/3a@5/9 b 40 0,0");
+        assert_eq!(blockade_discount(&b, 900, 60, None), 900 - 270);
+        // White's a1 shut in by Black's b2 and c3; nobody else is stuck.
+        let corner = pos("9/9/6a@2/9/4A@4/9/2a@6/1a@7/A@8 w 40 0,0");
+        assert_eq!(stuck_units(&corner, Player::White), (1, 1));
+        assert_eq!(stuck_units(&corner, Player::Black), (0, 3));
+        assert_eq!(blockade_discount(&corner, -1000, 100, None), -1000 + 800);
+        // Only Black's leads discounted: the same, White's: unchanged.
+        assert_eq!(
+            blockade_discount(&corner, -1000, 100, Some(Player::Black)),
+            -1000 + 800
+        );
+        assert_eq!(
+            blockade_discount(&corner, -1000, 100, Some(Player::White)),
+            -1000
+        );
+        // Nothing changes for a stuck unit of the leader, a level score, or while the side
+        // behind still has men in hand.
+        assert_eq!(blockade_discount(&corner, 900, 60, None), 900);
+        assert_eq!(blockade_discount(&p, 0, 60, None), 0);
+        let in_hand = pos("9/9/6a@2/9/4A@4/9/2a@6/1a@7/A@8 w 40 1,0");
+        assert_eq!(blockade_discount(&in_hand, -900, 60, None), -900);
+        // The weights files' default is off: the alpha-beta engine's scores are unchanged.
+        assert_eq!(Weights::default().blockade, 0);
+        // Extreme scores do not overflow.
+        assert_eq!(
+            blockade_discount(&p, i32::MIN + 1, 100, None),
+            -1_073_741_824
+        );
+        assert_eq!(blockade_discount(&p, i32::MAX, 100, None), 1_366_580_503);
     }
 
     #[test]

@@ -227,6 +227,8 @@ pub fn fit(samples: &[Sample], start: &Weights, iterations: usize) -> (Weights, 
     let weights = Weights {
         values: theta.map(|t| (t * scale).round().clamp(-10_000.0, 10_000.0) as i32),
         pending_capture: start.pending_capture,
+        blockade: start.blockade,
+        blockade_side: start.blockade_side,
         net: start.net,
     };
     (

@@ -241,9 +241,20 @@ impl EmergoState {
         self
     }
 
-    /// Gives the search this knowledge (`None`: uniform random playouts, no evaluation).
+    /// Gives the search rooted at this state this knowledge (`None`: uniform random playouts,
+    /// no evaluation). A knowledge with a blockade discount ([`Weights::blockade`]) for both
+    /// sides is tied to the side to move here, the searching side, so that only its leads are
+    /// discounted (a copy of the knowledge; without a discount the same one is kept).
     pub fn with_knowledge(mut self, knowledge: Option<Arc<Knowledge>>) -> EmergoState {
-        self.knowledge = knowledge;
+        self.knowledge = knowledge.map(|k| {
+            if k.weights.blockade > 0 && k.weights.blockade_side.is_none() {
+                let mut own = (*k).clone();
+                own.weights.blockade_side = Some(self.pos.side_to_move());
+                Arc::new(own)
+            } else {
+                k
+            }
+        });
         self
     }
 
@@ -759,5 +770,23 @@ mod tests {
         let mut s = state.clone();
         let p = s.playout(&mut rng, 1000);
         assert!(matches!(p.end, PlayoutEnd::Finished(_)), "{p:?}");
+    }
+
+    #[test]
+    fn a_blockade_discount_is_tied_to_the_searching_side() {
+        let mut config = crate::MctsConfig::strong();
+        config.set("blockade", "50").unwrap();
+        let black: Position = "9/9/9/9/9/9/9/9/9 b 1 11,12".parse().unwrap();
+        let state = EmergoState::new(black).with_knowledge(config.shared_knowledge());
+        let k = state.knowledge.as_ref().unwrap();
+        assert_eq!(k.weights.blockade_side, Some(Player::Black));
+        assert_eq!(k.weights.blockade, 50);
+        // Without a discount the shared knowledge itself is kept.
+        let plain = crate::MctsConfig::strong().shared_knowledge();
+        let state = EmergoState::new(black).with_knowledge(plain.clone());
+        assert!(Arc::ptr_eq(
+            state.knowledge.as_ref().unwrap(),
+            plain.as_ref().unwrap()
+        ));
     }
 }
