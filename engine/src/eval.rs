@@ -64,10 +64,10 @@ pub struct Weights {
     /// Per man of the longest chain the side to move must play now (non-quiet positions only;
     /// searches resolve those with the quiescence search, so this is a rough fallback).
     pub pending_capture: i32,
-    /// How much of a lead a quiet position's score keeps when the side behind has a *stuck*
-    /// unit, in percent of the lead given up at most (0: off, the alpha-beta engine's and the
-    /// weights file's default; see [`blockade_discount`]). Not a feature weight: it scales the
-    /// score, so it is kept apart from [`Weights::values`] and the learned correction.
+    /// The most of a quiet position's lead, in percent, given up when the side behind has a
+    /// *stuck* unit (see [`blockade_discount`]; 0: off, the default everywhere: measured not to
+    /// help, `docs/STRENGTH.md`). Not a feature weight: it scales the score, so it is kept apart
+    /// from [`Weights::values`] and the learned correction.
     pub blockade: i32,
     /// Whose leads [`Weights::blockade`] discounts: the searching side's only (set by
     /// [`crate::EmergoState::with_knowledge`] for each search), or both sides' (`None`).
@@ -249,14 +249,15 @@ pub fn evaluate_with(pos: &Position, w: &Weights) -> i32 {
 /// be jumped either (each square it could be jumped to is one of its neighbours), so once the
 /// side behind has given its other units away (captures are compulsory: the leader must take
 /// each one it is offered) and has no men in hand, it has no legal turn and the game is drawn
-/// ("blocked", RULES.md §9). Alpha-beta plays for exactly this when it is lost, and the lead
-/// that a static score counts is then worth a draw; the swindle takes more moves than a
-/// search sees, and the blockade is built long before it.
+/// ("blocked", RULES.md §9). Alpha-beta plays for exactly this when it judges itself worse,
+/// from level material at the end of the entering phase on, and the lead a static score counts
+/// is then worth a draw; giving the units away takes more moves than a search sees.
 ///
 /// The part given up is `percent` when the side behind has no other unit and shrinks as it has
-/// more (`percent * 4 / (free units + 4)`): with many free units the leader has time to open
-/// the blockade. Nothing changes while the side behind still has men in hand (it can enter),
-/// nor, with `leader` given, when the side ahead is not `leader`.
+/// more (`percent * 4 / (free units + 4)`), on the guess that more free units leave the leader
+/// more time to open the blockade (the traced games say otherwise: every reply to a sacrifice
+/// is a compulsory capture). Nothing changes while the side behind still has men in hand, nor,
+/// with `leader` given, when the side ahead is not `leader`.
 pub fn blockade_discount(pos: &Position, score: i32, percent: i32, leader: Option<Player>) -> i32 {
     let me = pos.side_to_move();
     let behind = match score.cmp(&0) {
