@@ -184,8 +184,9 @@ pub struct ServerConfig {
     /// `kcache=on|off` (each search thread remembers the move knowledge of the positions it
     /// expanded, for the same position reached by another move order), `net=default|none|PATH`
     /// (the learned value correction: the shipped network, which the default engine uses;
-    /// none; or a network file). ServerInfo
-    /// reports the result.
+    /// none; or a network file), `blockade` (0 to 100: percent of the searching side's lead
+    /// given up when the opponent, behind, has a unit that can never move; 0, the default:
+    /// measured not to help). ServerInfo reports the result.
     #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
     pub mcts: MctsConfig,
 }

@@ -52,7 +52,8 @@ pub struct ArenaArgs {
     /// playouts, time, threads, reuse=on|off, name, and the search settings
     /// config=strong|uniform, c, fpu, sel, pw, minimax, cutoff, mix, prune, refine,
     /// refinegrowth, refinelevels, refinevalue, rescan, temp, samples, scale, leafdepth,
-    /// priordepth, refinestep, sacbonus, threatbonus, kcache, net=PATH), `ab[:key=value,...]`
+    /// priordepth, refinestep, sacbonus, threatbonus, kcache, net=PATH, blockade),
+    /// `ab[:key=value,...]`
     /// (alpha-beta; keys: time, depth, nodes, net=PATH, name) or `server:URL[,key=value,...]` (keys:
     /// playouts, time, threads, ponder=on|off, name), e.g. `mcts:config=uniform,time=200ms`,
     /// `ab:depth=4`, `server:http://127.0.0.1:50051,time=200ms,ponder=on,name=prod`.
