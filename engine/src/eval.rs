@@ -286,10 +286,7 @@ pub fn stuck_units(pos: &Position, player: Player) -> (i32, i32) {
     let jumpers = pos.jumpers_of(player);
     let (mut stuck, mut free) = (0, 0);
     for sq in Square::iter_bits(pos.units_of(player)) {
-        let can_step = emergo_rules::Direction::ALL
-            .iter()
-            .any(|&d| sq.neighbour(d).is_some_and(|to| empty & to.bit() != 0));
-        if can_step || jumpers & sq.bit() != 0 {
+        if empty_neighbours(sq, empty) > 0 || jumpers & sq.bit() != 0 {
             free += 1;
         } else {
             stuck += 1;
@@ -400,15 +397,17 @@ const EDGE: Bitboard = {
 /// Steps `player`'s units could make (empty neighbours).
 fn steps(pos: &Position, player: Player) -> i32 {
     let empty: Bitboard = pos.empty_squares();
-    let mut n = 0;
-    for sq in Square::iter_bits(pos.units_of(player)) {
-        for d in emergo_rules::Direction::ALL {
-            if sq.neighbour(d).is_some_and(|to| empty & to.bit() != 0) {
-                n += 1;
-            }
-        }
-    }
-    n
+    Square::iter_bits(pos.units_of(player))
+        .map(|sq| empty_neighbours(sq, empty))
+        .sum()
+}
+
+/// The empty squares next to `sq` (the steps a unit there could make).
+fn empty_neighbours(sq: Square, empty: Bitboard) -> i32 {
+    emergo_rules::Direction::ALL
+        .iter()
+        .filter(|&&d| sq.neighbour(d).is_some_and(|to| empty & to.bit() != 0))
+        .count() as i32
 }
 
 /// The probability of winning (draws counting half) for a score in centimen.
