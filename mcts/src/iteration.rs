@@ -45,10 +45,12 @@ use crate::sibling_cache::SiblingCache;
 use crate::solver::Bounds;
 use crate::tree::{ROOT, Tree};
 
-/// The legal moves of the nodes near the root, which every iteration passes: listing them again
-/// each time (the tree stores no moves) would cost more than remembering them. Direct-mapped
-/// by node index, filled for the first [`MoveCache::MAX_DEPTH`] levels only, and emptied when
-/// the tree is replaced (node indices then mean other nodes).
+/// The legal moves of the nodes near the root, which every iteration passes, and of the deeper
+/// nodes passed often: listing them again each time (the tree stores no moves) would cost more
+/// than remembering them. Direct-mapped by node index, filled for the first
+/// [`MoveCache::MAX_DEPTH`] levels and for nodes through which [`SiblingCache::DEEP_VISITS`]
+/// playouts started (the nodes whose scans are remembered too, measured together), and
+/// emptied when the tree is replaced (node indices then mean other nodes).
 struct MoveCache<M> {
     /// The tree epoch the entries belong to.
     epoch: u64,
@@ -57,10 +59,18 @@ struct MoveCache<M> {
 }
 
 impl<M: Copy> MoveCache<M> {
-    /// Levels cached: the root's path length is 1.
+    /// Levels always cached: the root's path length is 1.
     const MAX_DEPTH: usize = 3;
-    /// Slots: a few hundred nodes near the root, ~50 KB per thread for a dozen moves each.
-    const SLOTS: usize = 512;
+
+    /// Whether the moves of a node at path length `depth` through which `started` playouts
+    /// started before this one are cached.
+    fn caches(depth: usize, started: u64) -> bool {
+        depth <= Self::MAX_DEPTH || started >= SiblingCache::DEEP_VISITS
+    }
+    /// Slots: the nodes near the root and the deeper ones passed often; ~0.5 MB per thread for
+    /// twenty moves each (512 slots, enough for the top levels alone, were 1–4% slower once
+    /// deeper nodes were cached too).
+    const SLOTS: usize = 2048;
 
     fn new(epoch: u64) -> Self {
         MoveCache {
@@ -205,7 +215,7 @@ impl<G: Game> Worker<G> {
                     let to_move = self.state.to_move();
                     let floor =
                         (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
-                    let pick = if self.path.len() <= SiblingCache::MAX_DEPTH {
+                    let pick = if self.siblings.remembers(self.path.len(), started_before) {
                         self.uct.select_remembered(
                             tree,
                             index,
@@ -224,7 +234,7 @@ impl<G: Game> Worker<G> {
                     let offset = (pick.edge - first) as usize;
                     let mv = if std::mem::take(&mut moves_listed) {
                         self.moves.get(offset).copied()
-                    } else if self.path.len() <= MoveCache::<G::Move>::MAX_DEPTH {
+                    } else if MoveCache::<G::Move>::caches(self.path.len(), started_before) {
                         self.move_cache
                             .moves(index, &self.state)
                             .get(offset)
@@ -433,5 +443,43 @@ impl<G: Game> Worker<G> {
         ctl.add_refinements(std::mem::take(&mut self.refinements));
         self.depth_sum = 0;
         self.depth_count = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toy::Nim;
+
+    type Cache = MoveCache<<Nim as Game>::Move>;
+
+    #[test]
+    fn moves_are_cached_near_the_root_and_where_playouts_pass_often() {
+        assert!((1..=Cache::MAX_DEPTH).all(|depth| Cache::caches(depth, 0)));
+        let deep = Cache::MAX_DEPTH + 1;
+        assert!(!Cache::caches(deep, SiblingCache::DEEP_VISITS - 1));
+        assert!(Cache::caches(deep, SiblingCache::DEEP_VISITS));
+    }
+
+    #[test]
+    fn a_cached_list_is_the_nodes_own_and_a_new_tree_empties_the_cache() {
+        let (big, small) = (Nim::new(12, 3), Nim::new(2, 3));
+        let listed = |state: &Nim| {
+            let mut moves = Vec::new();
+            state.legal_moves(&mut moves);
+            moves
+        };
+        let mut cache = MoveCache::new(0);
+        assert_eq!(cache.moves(7, &big), listed(&big).as_slice());
+        // Node 7 is still the same position: its list is served from memory, whatever state
+        // is passed.
+        assert_eq!(cache.moves(7, &small), listed(&big).as_slice());
+        // Another node in the same slot replaces it.
+        let other = 7 + Cache::SLOTS as u32;
+        assert_eq!(cache.moves(other, &small), listed(&small).as_slice());
+        // In a new tree node 7 is another position.
+        cache.moves(7, &big);
+        cache.sync(1);
+        assert_eq!(cache.moves(7, &small), listed(&small).as_slice());
     }
 }

@@ -40,6 +40,12 @@
 //! a trade of exactness for fewer reads of cache lines the other cores keep writing; the
 //! performance and strength logs (`docs/PERFORMANCE.md`, `docs/STRENGTH.md`) carry what it
 //! measured.
+//!
+//! # Deeper nodes
+//!
+//! Below the top levels, a node is remembered once [`SiblingCache::DEEP_VISITS`] playouts went
+//! through it (the lines the search keeps reading, eight to twelve plies deep in a middle game),
+//! by the exact rule above, and only by a cache that keeps to it ([`SiblingCache::remembers`]).
 
 use crate::node::Stats;
 
@@ -215,14 +221,27 @@ pub(crate) struct Remembered<'a> {
 }
 
 impl SiblingCache {
-    /// Path lengths (the root's is 1) whose nodes are remembered: the levels every iteration
-    /// passes, where a thread comes back to the same node most often.
+    /// Path lengths (the root's is 1) whose nodes are always remembered: the levels every
+    /// iteration passes, where a thread comes back to the same node most often.
     pub(crate) const MAX_DEPTH: usize = 3;
-    /// Slots: the root, its children and grandchildren in a 40-move position fit with few
-    /// collisions (measured: 99% of the remembered levels' selections were served from
-    /// memory in a 250,000-playout search of the opening); ~480 bytes each once filled (12 per
-    /// child), ~1 MB per thread at most.
-    const SLOTS: usize = 2048;
+    /// Playouts started through a deeper node before a thread remembers its scans there
+    /// (where scans are exact, [`SiblingCache::remembers`]).
+    ///
+    /// In the middle game the default engine's trees are 8 to 12 plies deep, and full scans
+    /// below the top levels took ~30% of its time (perf, 300,000 playouts): a scan under PUCT
+    /// reads every edge and every visited child's node, cold cache lines nearly all. A node
+    /// passed 8 times is likely to be passed again soon (it lies on a line the search keeps
+    /// reading), while one passed once or twice would only evict better entries. Thresholds of
+    /// 4 and 16 did about as well at 60,000 playouts and worse at 250,000 (`docs/PERFORMANCE.md`,
+    /// "selection in game positions").
+    pub(crate) const DEEP_VISITS: u64 = 8;
+    /// Slots: the root, its children and grandchildren in a 40-move position, and the deeper
+    /// nodes passed [`SiblingCache::DEEP_VISITS`] times, with few collisions (2048 slots served
+    /// 99% of the top three levels' selections from memory in a 250,000-playout search of the
+    /// opening; with deeper nodes remembered, 8192 were 1–4% faster than 2048 or 4096).
+    /// ~12 bytes per child once filled: ~0.4 MB per thread in a 20-move middle game, ~4 MB at
+    /// most for 40-move nodes.
+    const SLOTS: usize = 8192;
 
     /// An empty cache; its slots are allocated on first use, so a search that never remembers
     /// (UCT with priors or minimax values) pays nothing for it.
@@ -254,6 +273,18 @@ impl SiblingCache {
             rescan: (rescan > 0).then_some(u64::from(rescan)),
             ..SiblingCache::new(epoch)
         }
+    }
+
+    /// Whether a thread remembers its scans of a node at path length `depth` (the root's is 1)
+    /// through which `started` playouts started before this one: the top
+    /// [`SiblingCache::MAX_DEPTH`] levels always, deeper nodes once
+    /// [`SiblingCache::DEEP_VISITS`] playouts went through them, but only where a remembered
+    /// scan is exact (not [`SiblingCache::shared`]): reusing scans across threads lags the other
+    /// threads' visits, a trade measured near the root only, and exact entries deeper down
+    /// gained nothing with two threads (another thread has nearly always passed a node on the
+    /// main line since).
+    pub(crate) fn remembers(&self, depth: usize, started: u64) -> bool {
+        depth <= Self::MAX_DEPTH || (started >= Self::DEEP_VISITS && self.rescan.is_none())
     }
 
     /// Whether scans are reused across other threads' visits ([`SiblingCache::shared`]): its
@@ -363,6 +394,25 @@ mod tests {
             weight: 1.0,
             denom: 1.0,
         }
+    }
+
+    #[test]
+    fn deep_nodes_are_remembered_once_passed_often_where_scans_are_exact() {
+        let exact = SiblingCache::new(0);
+        let deep = SiblingCache::MAX_DEPTH + 1;
+        let often = SiblingCache::DEEP_VISITS;
+        // The top levels always, from the first pass on.
+        assert!((1..=SiblingCache::MAX_DEPTH).all(|depth| exact.remembers(depth, 0)));
+        // Below them, only nodes through which enough playouts started.
+        assert!(!exact.remembers(deep, often - 1));
+        assert!(exact.remembers(deep, often));
+        assert!(exact.remembers(40, u64::MAX));
+        // Scans reused across threads stay at the top levels.
+        let shared = SiblingCache::shared(0, 8);
+        assert!(shared.remembers(SiblingCache::MAX_DEPTH, 0));
+        assert!(!shared.remembers(deep, u64::MAX));
+        // A rescan of 0 means exact scans, with several threads too.
+        assert!(SiblingCache::shared(0, 0).remembers(deep, often));
     }
 
     /// Begins an entry of `parent` with children of the given values (weight and denom 1).
@@ -493,8 +543,9 @@ mod tests {
         assert_eq!(summary(&a.run()), summary(&b.run()));
     }
 
-    /// Plain-UCT searches in which remembered scans are used at every top-level node; in the
-    /// crate's tests each remembered pick is also checked against a full scan
+    /// Plain-UCT searches in which remembered scans are used at every top-level node and at
+    /// the deeper nodes passed often; in the crate's tests each remembered pick is also checked
+    /// against a full scan
     /// (`Uct::select_remembered`), so a wrong memory fails here. The same seed gives the same
     /// search, and a second run on the kept tree (whose remembered scans are still true) too.
     #[test]
@@ -577,6 +628,40 @@ mod tests {
             // A small pile: the solver proves children, and the scans fall back to full ones.
             let solved = Search::new(Hinted(Nim::new(14, 3)), params).run();
             assert!(solved.root_proven.is_some(), "{solved:?}");
+        }
+    }
+
+    /// Exact scans with several threads (`shared_rescan` 0) remember the deeper nodes passed
+    /// often too: each such pick made alone is checked against a full scan in
+    /// `Uct::select_remembered` (in the crate's tests), under UCT and PUCT; with scans reused
+    /// across threads the deeper nodes are scanned in full.
+    #[test]
+    fn deeper_scans_stay_exact_with_several_threads() {
+        use crate::toy::Nim;
+        use crate::{Search, SearchParams, Selection};
+        for (selection, rescan) in [
+            (Selection::Uct, 0),
+            (Selection::Puct, 0),
+            (Selection::Puct, 16),
+        ] {
+            let params = SearchParams {
+                max_playouts: Some(20_000),
+                smart_pruning: false,
+                selection,
+                exploration: 1.5,
+                threads: 2,
+                shared_rescan: rescan,
+                seed: 3,
+                ..SearchParams::default()
+            };
+            let result = match selection {
+                Selection::Uct => Search::new(Nim::new(60, 12), params).run(),
+                Selection::Puct => Search::new(Hinted(Nim::new(60, 12)), params).run(),
+            };
+            assert!(
+                result.max_depth > SiblingCache::MAX_DEPTH as u32,
+                "{result:?}"
+            );
         }
     }
 
