@@ -61,16 +61,16 @@ struct MoveCache<M> {
 impl<M: Copy> MoveCache<M> {
     /// Levels always cached: the root's path length is 1.
     const MAX_DEPTH: usize = 3;
+    /// Slots: the nodes near the root and the deeper ones passed often; ~0.5 MB per thread for
+    /// twenty moves each (512 slots, enough for the top levels alone, were 1–4% slower once
+    /// deeper nodes were cached too).
+    const SLOTS: usize = 2048;
 
     /// Whether the moves of a node at path length `depth` through which `started` playouts
     /// started before this one are cached.
     fn caches(depth: usize, started: u64) -> bool {
         depth <= Self::MAX_DEPTH || started >= SiblingCache::DEEP_VISITS
     }
-    /// Slots: the nodes near the root and the deeper ones passed often; ~0.5 MB per thread for
-    /// twenty moves each (512 slots, enough for the top levels alone, were 1–4% slower once
-    /// deeper nodes were cached too).
-    const SLOTS: usize = 2048;
 
     fn new(epoch: u64) -> Self {
         MoveCache {

@@ -232,13 +232,14 @@ impl SiblingCache {
     /// reads every edge and every visited child's node, cold cache lines nearly all. A node
     /// passed 8 times is likely to be passed again soon (it lies on a line the search keeps
     /// reading), while one passed once or twice would only evict better entries. Thresholds of
-    /// 4 and 16 did about as well at 60,000 playouts and worse at 250,000 (`docs/PERFORMANCE.md`,
-    /// "selection in game positions").
+    /// 4 and 16 did about as well at 60,000 playouts and up to 10% worse at 250,000
+    /// (`docs/PERFORMANCE.md`, "selection in game positions").
     pub(crate) const DEEP_VISITS: u64 = 8;
     /// Slots: the root, its children and grandchildren in a 40-move position, and the deeper
     /// nodes passed [`SiblingCache::DEEP_VISITS`] times, with few collisions (2048 slots served
     /// 99% of the top three levels' selections from memory in a 250,000-playout search of the
-    /// opening; with deeper nodes remembered, 8192 were 1–4% faster than 2048 or 4096).
+    /// opening; with deeper nodes remembered, 8192 were 1–2% faster than 4096 at 250,000
+    /// playouts, and 2048 mixed).
     /// ~12 bytes per child once filled: ~0.4 MB per thread in a 20-move middle game, ~4 MB at
     /// most for 40-move nodes.
     const SLOTS: usize = 8192;
