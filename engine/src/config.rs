@@ -46,6 +46,9 @@ pub struct MctsConfig {
     /// With several threads, the visits a node near the root may gain before a thread scans
     /// its children again (`SearchParams::shared_rescan`; 0: whenever another thread passed).
     pub shared_rescan: u32,
+    /// Lost visits each thread in flight adds to a node during selection
+    /// (`SearchParams::virtual_loss`): with several threads, how hard they are pushed apart.
+    pub virtual_loss: u32,
 }
 
 impl Default for MctsConfig {
@@ -97,6 +100,7 @@ impl MctsConfig {
             refine_levels: 2,
             refined_value_weight: 0.0,
             shared_rescan: SearchParams::default().shared_rescan,
+            virtual_loss: SearchParams::default().virtual_loss,
         }
     }
 
@@ -119,6 +123,7 @@ impl MctsConfig {
             refine_levels: d.refine_levels,
             refined_value_weight: d.refined_value_weight,
             shared_rescan: d.shared_rescan,
+            virtual_loss: d.virtual_loss,
         }
     }
 
@@ -146,6 +151,7 @@ impl MctsConfig {
         params.refine_levels = self.refine_levels;
         params.refined_value_weight = self.refined_value_weight;
         params.shared_rescan = self.shared_rescan;
+        params.virtual_loss = self.virtual_loss;
     }
 
     /// The knowledge, shared, for [`crate::EmergoState::with_knowledge`].
@@ -180,13 +186,14 @@ impl MctsConfig {
         "refinelevels",
         "refinevalue",
         "rescan",
+        "vloss",
     ];
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
-    /// several threads), and for the knowledge `temp`, `samples`,
+    /// several threads), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the knowledge `temp`, `samples`,
     /// `scale`, `leafdepth`, `priordepth`, `refinestep`, `sacbonus`, `threatbonus` (centimen),
     /// `kcache=on|off`, `net=default|PATH|none` (a learned value correction, [`crate::value_net`]; `default`: the
     /// shipped one), `blockade` (0 to 100, percent: [`crate::eval::blockade_discount`]).
@@ -234,6 +241,7 @@ impl MctsConfig {
             "refinelevels" => self.refine_levels = num(key, value, |v: &u32| (1..=8).contains(v))?,
             "refinevalue" => self.refined_value_weight = num(key, value, finite(0.0, 1.0))?,
             "rescan" => self.shared_rescan = num(key, value, |v: &u32| *v <= 1 << 20)?,
+            "vloss" => self.virtual_loss = num(key, value, |v: &u32| *v <= 1000)?,
             "prune" => {
                 self.smart_pruning = match value {
                     "on" => true,
@@ -383,6 +391,9 @@ impl MctsConfig {
                 ", shared scans rescanned every {} visits",
                 self.shared_rescan
             );
+        }
+        if self.virtual_loss != SearchParams::default().virtual_loss {
+            let _ = write!(s, ", virtual loss {}", self.virtual_loss);
         }
         s.push_str(if self.smart_pruning {
             ", smart pruning"
@@ -535,6 +546,14 @@ mod tests {
         assert!(refined.describe().contains(
             "priors searched a ply deeper after 500 playouts (and again after 8x as many, 2 times in all), refined values weigh 0.25 in visited moves' Q"
         ));
+        let mut pushed = MctsConfig::strong();
+        pushed.set("vloss", "3").unwrap();
+        pushed.apply(&mut p);
+        assert_eq!(p.virtual_loss, 3);
+        assert!(pushed.describe().contains(", virtual loss 3"));
+        assert!(!MctsConfig::strong().describe().contains("virtual loss"));
+        assert!(pushed.set("vloss", "1001").is_err());
+        assert!(pushed.set("vloss", "-1").is_err());
         let mut p = SearchParams::default();
         MctsConfig::uniform().apply(&mut p);
         assert_eq!(p, SearchParams::default());
