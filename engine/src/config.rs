@@ -193,10 +193,11 @@ impl MctsConfig {
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
-    /// several threads), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the knowledge `temp`, `samples`,
-    /// `scale`, `leafdepth`, `priordepth`, `refinestep`, `sacbonus`, `threatbonus` (centimen),
-    /// `kcache=on|off`, `net=default|PATH|none` (a learned value correction, [`crate::value_net`]; `default`: the
-    /// shipped one), `blockade` (0 to 100, percent: [`crate::eval::blockade_discount`]).
+    /// several threads), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the
+    /// knowledge `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep`,
+    /// `sacbonus`, `threatbonus` (centimen), `kcache=on|off`, `net=default|PATH|none` (a learned
+    /// value correction, [`crate::value_net`]; `default`: the shipped one), `blockade` (0 to
+    /// 100, percent: [`crate::eval::blockade_discount`]).
     /// Errors say what is wrong with the value.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(
