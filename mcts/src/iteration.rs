@@ -47,9 +47,8 @@ use crate::tree::{ROOT, Tree};
 
 /// The legal moves of the nodes near the root, which every iteration passes, and of the deeper
 /// nodes passed often: listing them again each time (the tree stores no moves) would cost more
-/// than remembering them. Direct-mapped by node index, filled for the first
-/// [`MoveCache::MAX_DEPTH`] levels and for nodes through which [`SiblingCache::DEEP_VISITS`]
-/// playouts started (the nodes whose scans are remembered too, measured together), and
+/// than remembering them. Direct-mapped by node index, filled for the nodes
+/// [`SiblingCache::passed_often`] names (measured together with remembering their scans), and
 /// emptied when the tree is replaced (node indices then mean other nodes).
 struct MoveCache<M> {
     /// The tree epoch the entries belong to.
@@ -59,18 +58,10 @@ struct MoveCache<M> {
 }
 
 impl<M: Copy> MoveCache<M> {
-    /// Levels always cached: the root's path length is 1.
-    const MAX_DEPTH: usize = 3;
     /// Slots: the nodes near the root and the deeper ones passed often; ~0.5 MB per thread for
     /// twenty moves each (512 slots, enough for the top levels alone, were 1–4% slower once
     /// deeper nodes were cached too).
     const SLOTS: usize = 2048;
-
-    /// Whether the moves of a node at path length `depth` through which `started` playouts
-    /// started before this one are cached.
-    fn caches(depth: usize, started: u64) -> bool {
-        depth <= Self::MAX_DEPTH || started >= SiblingCache::DEEP_VISITS
-    }
 
     fn new(epoch: u64) -> Self {
         MoveCache {
@@ -234,7 +225,7 @@ impl<G: Game> Worker<G> {
                     let offset = (pick.edge - first) as usize;
                     let mv = if std::mem::take(&mut moves_listed) {
                         self.moves.get(offset).copied()
-                    } else if MoveCache::<G::Move>::caches(self.path.len(), started_before) {
+                    } else if SiblingCache::passed_often(self.path.len(), started_before) {
                         self.move_cache
                             .moves(index, &self.state)
                             .get(offset)
@@ -452,14 +443,6 @@ mod tests {
     use crate::toy::Nim;
 
     type Cache = MoveCache<<Nim as Game>::Move>;
-
-    #[test]
-    fn moves_are_cached_near_the_root_and_where_playouts_pass_often() {
-        assert!((1..=Cache::MAX_DEPTH).all(|depth| Cache::caches(depth, 0)));
-        let deep = Cache::MAX_DEPTH + 1;
-        assert!(!Cache::caches(deep, SiblingCache::DEEP_VISITS - 1));
-        assert!(Cache::caches(deep, SiblingCache::DEEP_VISITS));
-    }
 
     #[test]
     fn a_cached_list_is_the_nodes_own_and_a_new_tree_empties_the_cache() {

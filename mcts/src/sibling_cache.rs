@@ -285,7 +285,17 @@ impl SiblingCache {
     /// gained nothing with two threads (another thread has nearly always passed a node on the
     /// main line since).
     pub(crate) fn remembers(&self, depth: usize, started: u64) -> bool {
-        depth <= Self::MAX_DEPTH || (started >= Self::DEEP_VISITS && self.rescan.is_none())
+        Self::passed_often(depth, started)
+            && (depth <= Self::MAX_DEPTH || !self.reuses_shared_scans())
+    }
+
+    /// Whether a node at path length `depth` (the root's is 1) through which `started`
+    /// playouts started before this one is one a thread comes back to often: one of the top
+    /// [`SiblingCache::MAX_DEPTH`] levels, or a deeper node passed
+    /// [`SiblingCache::DEEP_VISITS`] times. Such nodes' scans are remembered (where
+    /// [`SiblingCache::remembers`] says) and their legal moves cached.
+    pub(crate) fn passed_often(depth: usize, started: u64) -> bool {
+        depth <= Self::MAX_DEPTH || started >= Self::DEEP_VISITS
     }
 
     /// Whether scans are reused across other threads' visits ([`SiblingCache::shared`]): its
@@ -414,6 +424,10 @@ mod tests {
         assert!(!shared.remembers(deep, u64::MAX));
         // A rescan of 0 means exact scans, with several threads too.
         assert!(SiblingCache::shared(0, 0).remembers(deep, often));
+        // Moves are cached at the nodes passed often, whatever the cache.
+        assert!((1..=SiblingCache::MAX_DEPTH).all(|depth| SiblingCache::passed_often(depth, 0)));
+        assert!(!SiblingCache::passed_often(deep, often - 1));
+        assert!(SiblingCache::passed_often(deep, often));
     }
 
     /// Begins an entry of `parent` with children of the given values (weight and denom 1).
