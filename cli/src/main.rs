@@ -387,13 +387,23 @@ fn run_offline(command: Offline) -> Result<(), Box<dyn std::error::Error>> {
                     )?;
                     if let (Some(first), Some(last)) = (r.timeline.first(), r.timeline.last()) {
                         let peak = r.timeline.iter().filter_map(|t| t.rss_bytes).max();
+                        // One second swings with the search's phases (a reclaim, a deep line,
+                        // refinements): the last ten together say more about the end's pace.
+                        let tail = &r.timeline[r.timeline.len().saturating_sub(10)..];
+                        let tail_mean = tail.iter().map(|t| t.playouts as f64).sum::<f64>()
+                            / tail.len().max(1) as f64;
+                        let of_first =
+                            |playouts: f64| 100.0 * playouts / first.playouts.max(1) as f64;
                         writeln!(
                             out,
-                            "timeline: second 1 {} playouts, second {} {} playouts ({:.0}% of the first), {} reclaims by then, highest RSS {}",
+                            "timeline: second 1 {} playouts, second {} {} playouts ({:.0}% of the first), the last {} seconds {:.0} on average ({:.0}%), {} reclaims by then, highest RSS {}",
                             first.playouts,
                             last.second,
                             last.playouts,
-                            100.0 * last.playouts as f64 / first.playouts.max(1) as f64,
+                            of_first(last.playouts as f64),
+                            tail.len(),
+                            tail_mean,
+                            of_first(tail_mean),
                             last.reclaims,
                             peak.map_or("n/a".to_owned(), |b| format!(
                                 "{:.1} MiB",

@@ -46,6 +46,10 @@ pub struct MctsConfig {
     /// With several threads, the visits a node near the root may gain before a thread scans
     /// its children again (`SearchParams::shared_rescan`; 0: whenever another thread passed).
     pub shared_rescan: u32,
+    /// With several threads, the share of a node's visits (`1 / rescandiv`) a reused scan lasts
+    /// at most, deeper nodes included (`SearchParams::shared_rescan_div`; 0: deeper nodes
+    /// scanned in full).
+    pub shared_rescan_div: u32,
     /// Lost visits each thread in flight adds to a node during selection
     /// (`SearchParams::virtual_loss`): with several threads, how hard they are pushed apart.
     pub virtual_loss: u32,
@@ -100,6 +104,7 @@ impl MctsConfig {
             refine_levels: 2,
             refined_value_weight: 0.0,
             shared_rescan: SearchParams::default().shared_rescan,
+            shared_rescan_div: SearchParams::default().shared_rescan_div,
             virtual_loss: SearchParams::default().virtual_loss,
         }
     }
@@ -123,6 +128,7 @@ impl MctsConfig {
             refine_levels: d.refine_levels,
             refined_value_weight: d.refined_value_weight,
             shared_rescan: d.shared_rescan,
+            shared_rescan_div: d.shared_rescan_div,
             virtual_loss: d.virtual_loss,
         }
     }
@@ -151,6 +157,7 @@ impl MctsConfig {
         params.refine_levels = self.refine_levels;
         params.refined_value_weight = self.refined_value_weight;
         params.shared_rescan = self.shared_rescan;
+        params.shared_rescan_div = self.shared_rescan_div;
         params.virtual_loss = self.virtual_loss;
     }
 
@@ -186,6 +193,7 @@ impl MctsConfig {
         "refinelevels",
         "refinevalue",
         "rescan",
+        "rescandiv",
         "vloss",
     ];
 
@@ -193,7 +201,8 @@ impl MctsConfig {
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
-    /// several threads), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the
+    /// several threads), `rescandiv` (a reused scan lasts at most this share of a node's visits,
+    /// deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the
     /// knowledge `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep`,
     /// `sacbonus`, `threatbonus` (centimen), `kcache=on|off`, `net=default|PATH|none` (a learned
     /// value correction, [`crate::value_net`]; `default`: the shipped one), `blockade` (0 to
@@ -242,6 +251,9 @@ impl MctsConfig {
             "refinelevels" => self.refine_levels = num(key, value, |v: &u32| (1..=8).contains(v))?,
             "refinevalue" => self.refined_value_weight = num(key, value, finite(0.0, 1.0))?,
             "rescan" => self.shared_rescan = num(key, value, |v: &u32| *v <= 1 << 20)?,
+            "rescandiv" => {
+                self.shared_rescan_div = num(key, value, |v: &u32| *v <= 1 << 20)?;
+            }
             "vloss" => self.virtual_loss = num(key, value, |v: &u32| *v <= 1000)?,
             "prune" => {
                 self.smart_pruning = match value {
@@ -392,6 +404,13 @@ impl MctsConfig {
                 ", shared scans rescanned every {} visits",
                 self.shared_rescan
             );
+        }
+        match self.shared_rescan_div {
+            div if div == SearchParams::default().shared_rescan_div => {}
+            0 => s.push_str(", deeper nodes' shared scans off"),
+            div => {
+                let _ = write!(s, ", shared scans kept for 1/{div} of a node's visits");
+            }
         }
         if self.virtual_loss != SearchParams::default().virtual_loss {
             let _ = write!(s, ", virtual loss {}", self.virtual_loss);
@@ -555,6 +574,27 @@ mod tests {
         assert!(!MctsConfig::strong().describe().contains("virtual loss"));
         assert!(pushed.set("vloss", "1001").is_err());
         assert!(pushed.set("vloss", "-1").is_err());
+        let mut fixed = MctsConfig::strong();
+        fixed.set("rescandiv", "0").unwrap();
+        fixed.apply(&mut p);
+        assert_eq!(p.shared_rescan_div, 0);
+        assert!(
+            fixed
+                .describe()
+                .contains(", deeper nodes' shared scans off")
+        );
+        fixed.set("rescandiv", "8").unwrap();
+        assert!(
+            fixed
+                .describe()
+                .contains(", shared scans kept for 1/8 of a node's visits")
+        );
+        assert!(
+            !MctsConfig::strong()
+                .describe()
+                .contains("shared scans kept")
+        );
+        assert!(fixed.set("rescandiv", "-1").is_err());
         let mut p = SearchParams::default();
         MctsConfig::uniform().apply(&mut p);
         assert_eq!(p, SearchParams::default());

@@ -131,7 +131,11 @@ impl<G: Game> Worker<G> {
             moves: Vec::new(),
             move_cache: MoveCache::new(core.tree.epoch()),
             siblings: if core.params.thread_count() > 1 {
-                SiblingCache::shared(core.tree.epoch(), core.params.shared_rescan)
+                SiblingCache::shared(
+                    core.tree.epoch(),
+                    core.params.shared_rescan,
+                    core.params.shared_rescan_div,
+                )
             } else {
                 SiblingCache::new(core.tree.epoch())
             },

@@ -110,8 +110,10 @@ pub struct SearchParams {
     pub refine_growth: u64,
     /// How many times a node is refined at most (level 1 up to this). Default 1.
     pub refine_levels: u32,
-    /// With several threads: how many visits a node of the top three levels may gain (from any
-    /// thread) before a thread that remembered its children's scores reads them all again.
+    /// With several threads: how many visits a node whose children's scores a thread remembers
+    /// (the top three levels, and with [`shared_rescan_div`](SearchParams::shared_rescan_div)
+    /// the deeper nodes passed often) may gain, from any thread, before that thread reads them
+    /// all again.
     /// In between, a pass reads only the child it descended into last time and takes the others'
     /// scores from memory, so threads stop reading, on every pass, the cache lines the other
     /// cores keep writing; the picks lag the other threads' last few visits there. 0: scanned
@@ -119,6 +121,16 @@ pub struct SearchParams {
     /// Irrelevant with one thread, and where remembered scans do not apply (UCT with priors or
     /// minimax values).
     pub shared_rescan: u32,
+    /// With several threads: a scan reused across threads lasts at most this share of the
+    /// node's visits when it was made (`1 / shared_rescan_div`; and at most
+    /// [`shared_rescan`](SearchParams::shared_rescan) visits), and the deeper nodes passed
+    /// often reuse scans too. Why: once a long search has a deep main line, both threads follow
+    /// it, and full scans of its nodes (every child a cache line the other core may have just
+    /// written) took half of each thread's time, so that two threads were no faster than one
+    /// (issue 16); a share of the node's own visits keeps the lag small where the node is young.
+    /// 0: the deeper nodes are scanned in full and a reused scan lasts `shared_rescan` visits
+    /// (the behaviour before). Default 4.
+    pub shared_rescan_div: u32,
 }
 
 /// The selection formula. Both clamp values into the solver bounds and skip proven losses.
@@ -165,6 +177,7 @@ impl Default for SearchParams {
             refine_growth: 4,
             refine_levels: 1,
             shared_rescan: 64,
+            shared_rescan_div: 4,
         }
     }
 }

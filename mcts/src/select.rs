@@ -947,7 +947,7 @@ mod tests {
             exploration: 0.1,
             ..SearchParams::default()
         });
-        let mut cache = SiblingCache::shared(0, 64);
+        let mut cache = SiblingCache::shared(0, 64, 0);
         let pass = |cache: &mut SiblingCache| {
             tree.root().arrive();
             let remembered = uct.select_remembered(&tree, ROOT, tree.root(), first, 3, None, cache);

@@ -34,18 +34,22 @@
 //!
 //! With several threads that rule almost never holds near the root: another thread has nearly
 //! always passed since. There a scan is reused instead until the parent has gained
-//! [`SearchParams::shared_rescan`](crate::SearchParams::shared_rescan) visits, whoever made them
-//! ([`SiblingCache::shared`]): a pass reads only the child it descended into last, and the
-//! pick lags the other threads' last few visits and virtual losses under the parent. That is
-//! a trade of exactness for fewer reads of cache lines the other cores keep writing; the
-//! performance and strength logs (`docs/PERFORMANCE.md`, `docs/STRENGTH.md`) carry what it
-//! measured.
+//! [`SearchParams::shared_rescan`](crate::SearchParams::shared_rescan) visits, whoever made them,
+//! and at most a [`SearchParams::shared_rescan_div`](crate::SearchParams::shared_rescan_div)th
+//! of the visits it had at the scan ([`SiblingCache::shared`]): a pass reads only the child it
+//! descended into last, and the pick lags the other threads' last few visits and virtual losses
+//! under the parent. That is a trade of exactness for fewer reads of cache lines the other cores
+//! keep writing; the performance and strength logs (`docs/PERFORMANCE.md`, `docs/STRENGTH.md`)
+//! carry what it measured.
 //!
 //! # Deeper nodes
 //!
 //! Below the top levels, a node is remembered once [`SiblingCache::DEEP_VISITS`] playouts went
 //! through it (the lines the search keeps reading, eight to twelve plies deep in a middle game),
-//! by the exact rule above, and only by a cache that keeps to it ([`SiblingCache::remembers`]).
+//! by the exact rule above, or with several threads by the shared rule when it is bounded by a
+//! share of the node's visits ([`SiblingCache::remembers`]). A long two-thread search grows a
+//! main line dozens of plies deep that both threads follow; scanned in full there, its nodes
+//! took half of each thread's time and two threads ran no faster than one.
 
 use crate::node::Stats;
 
@@ -205,10 +209,30 @@ pub(crate) struct SiblingCache {
     epoch: u64,
     slots: Vec<Slot>,
     /// `None`: a remembered scan is used only while it is still true (one thread, or alone in
-    /// the node). `Some(r)`: a search of several threads, where a scan is reused until the
-    /// parent has `r` more visits than when it was made, whoever made them (see
+    /// the node). `Some(r)`: a search of several threads, where a scan is reused while the
+    /// parent has gained fewer visits than `r` allows since it was made, whoever made them (see
     /// [`SiblingCache::shared`]).
-    rescan: Option<u64>,
+    rescan: Option<Rescan>,
+}
+
+/// How long a scan is reused across threads ([`SiblingCache::shared`]).
+#[derive(Clone, Copy, Debug)]
+struct Rescan {
+    /// Visits the parent may gain at most.
+    visits: u64,
+    /// If not 0: and at most the parent's visits at the scan divided by this; deeper nodes are
+    /// then remembered too.
+    div: u64,
+}
+
+impl Rescan {
+    /// The visits a parent that had `at_scan` visits when scanned may gain before a rescan.
+    fn budget(self, at_scan: u64) -> u64 {
+        match self.div {
+            0 => self.visits,
+            div => self.visits.min(at_scan / div),
+        }
+    }
 }
 
 /// A remembered scan found still true: the children's scores, of which the one at `stale`
@@ -255,7 +279,9 @@ impl SiblingCache {
     }
 
     /// An empty cache for one of several threads sharing a tree, whose remembered scans are
-    /// reused until the parent has `rescan` more visits than at the scan (0: [`new`]'s rule).
+    /// reused until the parent has `rescan` more visits than at the scan (0: [`new`]'s rule),
+    /// and if `div` is not 0 at most `1 / div` more than it had then, in which case the deeper
+    /// nodes passed often are remembered too ([`SiblingCache::remembers`]).
     ///
     /// # Why
     ///
@@ -266,12 +292,17 @@ impl SiblingCache {
     /// waiting on those lines). A scan reused for a few passes reads only the child descended
     /// into last (and the one picked, which the descent reads anyway). The picks then lag the
     /// other threads' last few visits, and their virtual losses, under nodes that have
-    /// thousands of visits: the price of the speed, measured in `docs/STRENGTH.md`.
+    /// thousands of visits: the price of the speed, measured in `docs/STRENGTH.md`. Deeper
+    /// down, where nodes have tens or hundreds of visits, a fixed `rescan` would be most of a
+    /// node's life: there the share `1 / div` bounds the lag.
     ///
     /// [`new`]: SiblingCache::new
-    pub(crate) fn shared(epoch: u64, rescan: u32) -> Self {
+    pub(crate) fn shared(epoch: u64, rescan: u32, div: u32) -> Self {
         SiblingCache {
-            rescan: (rescan > 0).then_some(u64::from(rescan)),
+            rescan: (rescan > 0).then_some(Rescan {
+                visits: u64::from(rescan),
+                div: u64::from(div),
+            }),
             ..SiblingCache::new(epoch)
         }
     }
@@ -279,14 +310,14 @@ impl SiblingCache {
     /// Whether a thread remembers its scans of a node at path length `depth` (the root's is 1)
     /// through which `started` playouts started before this one: the top
     /// [`SiblingCache::MAX_DEPTH`] levels always, deeper nodes once
-    /// [`SiblingCache::DEEP_VISITS`] playouts went through them, but only where a remembered
-    /// scan is exact (not [`SiblingCache::shared`]): reusing scans across threads lags the other
-    /// threads' visits, a trade measured near the root only, and exact entries deeper down
-    /// gained nothing with two threads (another thread has nearly always passed a node on the
-    /// main line since).
+    /// [`SiblingCache::DEEP_VISITS`] playouts went through them, where a remembered scan is
+    /// exact or, reused across threads, lasts a share of the node's visits (a fixed number of
+    /// visits, right for the top levels' thousands, would be most of a deeper node's life).
+    /// Exact entries alone gained nothing deeper down with two threads: another thread has
+    /// nearly always passed a node on the main line since.
     pub(crate) fn remembers(&self, depth: usize, started: u64) -> bool {
         Self::passed_often(depth, started)
-            && (depth <= Self::MAX_DEPTH || !self.reuses_shared_scans())
+            && (depth <= Self::MAX_DEPTH || self.rescan.is_none_or(|r| r.div > 0))
     }
 
     /// Whether a node at path length `depth` (the root's is 1) through which `started`
@@ -342,7 +373,9 @@ impl SiblingCache {
             && slot.children.len() == count
             && match rescan {
                 None => stats.in_flight == 1 && stats.visits == slot.visits.wrapping_add(1),
-                Some(rescan) => stats.visits < slot.visits.saturating_add(rescan),
+                Some(rescan) => {
+                    stats.visits < slot.visits.saturating_add(rescan.budget(slot.visits))
+                }
             };
         still_true.then_some(Remembered {
             stale: slot.picked as usize,
@@ -408,7 +441,7 @@ mod tests {
     }
 
     #[test]
-    fn deep_nodes_are_remembered_once_passed_often_where_scans_are_exact() {
+    fn deep_nodes_are_remembered_once_passed_often_unless_a_fixed_rescan_would_last_too_long() {
         let exact = SiblingCache::new(0);
         let deep = SiblingCache::MAX_DEPTH + 1;
         let often = SiblingCache::DEEP_VISITS;
@@ -418,12 +451,18 @@ mod tests {
         assert!(!exact.remembers(deep, often - 1));
         assert!(exact.remembers(deep, often));
         assert!(exact.remembers(40, u64::MAX));
-        // Scans reused across threads stay at the top levels.
-        let shared = SiblingCache::shared(0, 8);
-        assert!(shared.remembers(SiblingCache::MAX_DEPTH, 0));
-        assert!(!shared.remembers(deep, u64::MAX));
+        // Scans reused across threads for a share of the node's visits: the same nodes.
+        let share = SiblingCache::shared(0, 8, 4);
+        assert!((1..=SiblingCache::MAX_DEPTH).all(|depth| share.remembers(depth, 0)));
+        assert!(!share.remembers(deep, often - 1));
+        assert!(share.remembers(deep, often));
+        // Reused for a fixed number of visits (no share): the top levels only.
+        let fixed = SiblingCache::shared(0, 8, 0);
+        assert!(fixed.remembers(SiblingCache::MAX_DEPTH, 0));
+        assert!(!fixed.remembers(deep, u64::MAX));
         // A rescan of 0 means exact scans, with several threads too.
-        assert!(SiblingCache::shared(0, 0).remembers(deep, often));
+        assert!(SiblingCache::shared(0, 0, 0).remembers(deep, often));
+        assert!(!SiblingCache::shared(0, 0, 4).reuses_shared_scans());
         // Moves are cached at the nodes passed often, whatever the cache.
         assert!((1..=SiblingCache::MAX_DEPTH).all(|depth| SiblingCache::passed_often(depth, 0)));
         assert!(!SiblingCache::passed_often(deep, often - 1));
@@ -517,9 +556,9 @@ mod tests {
 
     #[test]
     fn a_shared_scan_is_reused_until_the_parent_gained_rescan_visits() {
-        let mut cache = SiblingCache::shared(0, 4);
+        let mut cache = SiblingCache::shared(0, 4, 0);
         assert!(cache.reuses_shared_scans());
-        assert!(!SiblingCache::shared(0, 0).reuses_shared_scans());
+        assert!(!SiblingCache::shared(0, 0, 0).reuses_shared_scans());
         assert!(!SiblingCache::new(0).reuses_shared_scans());
         // Scanned at 10 visits with another thread inside: remembered all the same.
         remember(&mut cache, 7, &[0.25, 0.75]);
@@ -540,6 +579,30 @@ mod tests {
         cache.picked(7, &stats(14, 2), 0, true);
         assert!(cache.recall(7, &stats(17, 2), 2).is_some());
         assert!(cache.recall(7, &stats(18, 2), 2).is_none());
+    }
+
+    #[test]
+    fn a_shared_scan_lasts_at_most_its_share_of_the_parents_visits() {
+        // At most 64 visits, and at most a quarter of the visits at the scan.
+        let mut cache = SiblingCache::shared(0, 64, 4);
+        let lasts = |cache: &mut SiblingCache, at_scan: u64| {
+            remember(cache, 7, &[0.25, 0.75]);
+            cache.picked(7, &stats(at_scan, 2), 0, true);
+            (at_scan..)
+                .take_while(|&visits| cache.recall(7, &stats(visits, 2), 2).is_some())
+                .count() as u64
+        };
+        // Young nodes: a quarter of their visits (40 visits: reused up to 49, 10 in all).
+        assert_eq!(lasts(&mut cache, 40), 10);
+        assert_eq!(lasts(&mut cache, 9), 2);
+        // Below 4 visits no reuse at all (a thread's own last visit already adds one).
+        assert_eq!(lasts(&mut cache, 3), 0);
+        // Old nodes: the fixed number.
+        assert_eq!(lasts(&mut cache, 256), 64);
+        assert_eq!(lasts(&mut cache, 1_000_000), 64);
+        // No share: the fixed number whatever the node's age.
+        let mut fixed = SiblingCache::shared(0, 64, 0);
+        assert_eq!(lasts(&mut fixed, 9), 64);
     }
 
     /// Two searches of `game` with `params` give the same root statistics, and so do second
@@ -649,7 +712,8 @@ mod tests {
     /// Exact scans with several threads (`shared_rescan` 0) remember the deeper nodes passed
     /// often too: each such pick made alone is checked against a full scan in
     /// `Uct::select_remembered` (in the crate's tests), under UCT and PUCT; with scans reused
-    /// across threads the deeper nodes are scanned in full.
+    /// across threads the deeper nodes are remembered by the shared rule (see
+    /// `shared_deep_scans_still_find_and_prove_the_win`).
     #[test]
     fn deeper_scans_stay_exact_with_several_threads() {
         use crate::toy::Nim;
@@ -677,6 +741,51 @@ mod tests {
                 result.max_depth > SiblingCache::MAX_DEPTH as u32,
                 "{result:?}"
             );
+        }
+    }
+
+    /// Scans reused across threads at the deeper nodes too (`shared_rescan_div`) still lead two
+    /// threads to the winning move, and to a proof where the game is small enough: the lag
+    /// costs accuracy for a few visits, never correctness.
+    #[test]
+    fn shared_deep_scans_still_find_and_prove_the_win() {
+        use crate::toy::Nim;
+        use crate::{Proven, Search, SearchParams, Selection};
+        for selection in [Selection::Uct, Selection::Puct] {
+            for div in [0, 2, 4] {
+                let params = SearchParams {
+                    max_playouts: Some(40_000),
+                    smart_pruning: false,
+                    selection,
+                    exploration: 1.5,
+                    threads: 2,
+                    shared_rescan: 16,
+                    shared_rescan_div: div,
+                    seed: 5,
+                    ..SearchParams::default()
+                };
+                let run = |pile: u32| match selection {
+                    Selection::Uct => Search::new(Nim::new(pile, 3), params.clone()).run(),
+                    Selection::Puct => Search::new(Hinted(Nim::new(pile, 3)), params.clone()).run(),
+                };
+                // Take the pile's remainder by 4: the opponent then always faces a multiple.
+                for pile in [14, 19] {
+                    let result = run(pile);
+                    assert!(
+                        result.max_depth > SiblingCache::MAX_DEPTH as u32,
+                        "{result:?}"
+                    );
+                    assert_eq!(
+                        result.best_move,
+                        Some(pile % 4),
+                        "{selection:?} div {div}: {result:?}"
+                    );
+                    assert!(
+                        matches!(result.root_proven, Some(Proven::Win { .. })),
+                        "{selection:?} div {div}: {result:?}"
+                    );
+                }
+            }
         }
     }
 
