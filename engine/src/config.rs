@@ -201,8 +201,8 @@ impl MctsConfig {
     /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
-    /// several threads), `rescandiv` (a reused scan lasts at most this share of a node's visits,
-    /// deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the
+    /// several threads), `rescandiv` (under PUCT, a reused scan lasts at most this share of a
+    /// node's visits, deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the
     /// knowledge `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep`,
     /// `sacbonus`, `threatbonus` (centimen), `kcache=on|off`, `net=default|PATH|none` (a learned
     /// value correction, [`crate::value_net`]; `default`: the shipped one), `blockade` (0 to

@@ -134,7 +134,7 @@ impl<G: Game> Worker<G> {
                 SiblingCache::shared(
                     core.tree.epoch(),
                     core.params.shared_rescan,
-                    core.params.shared_rescan_div,
+                    core.params.rescan_div(),
                 )
             } else {
                 SiblingCache::new(core.tree.epoch())

@@ -129,7 +129,8 @@ pub struct SearchParams {
     /// written) took half of each thread's time, so that two threads were no faster than one
     /// (issue 16); a share of the node's own visits keeps the lag small where the node is young.
     /// 0: the deeper nodes are scanned in full and a reused scan lasts `shared_rescan` visits
-    /// (the behaviour before). Default 4.
+    /// (the behaviour before). Default 4. Applies under [`Selection::Puct`] only (see
+    /// [`SearchParams::rescan_div`]).
     pub shared_rescan_div: u32,
 }
 
@@ -183,6 +184,18 @@ impl Default for SearchParams {
 }
 
 impl SearchParams {
+    /// [`shared_rescan_div`](SearchParams::shared_rescan_div) as applied: under plain UCT 0
+    /// (the deeper nodes scanned in full), because there a young node's full scan stops at its
+    /// first unvisited child (the highest score possible), which costs less than rebuilding a
+    /// remembered scan every few visits: the uniform engine's two-thread searches were ~4%
+    /// slower with it (3 s from the start, `docs/PERFORMANCE.md`).
+    pub(crate) fn rescan_div(&self) -> u32 {
+        match self.selection {
+            Selection::Puct => self.shared_rescan_div,
+            Selection::Uct => 0,
+        }
+    }
+
     /// The node cap as an arena size: at least 1 (the root) and addressable by `u32`.
     pub(crate) fn node_cap(&self) -> u32 {
         u32::try_from(self.max_nodes).unwrap_or(u32::MAX).max(1)
@@ -232,6 +245,21 @@ impl SearchParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_share_bound_of_shared_scans_applies_under_puct_only() {
+        let puct = SearchParams {
+            selection: Selection::Puct,
+            ..SearchParams::default()
+        };
+        assert_eq!(puct.rescan_div(), 4);
+        let off = SearchParams {
+            shared_rescan_div: 0,
+            ..puct.clone()
+        };
+        assert_eq!(off.rescan_div(), 0);
+        assert_eq!(SearchParams::default().rescan_div(), 0);
+    }
 
     #[test]
     fn refinement_levels_fall_on_their_visit_counts() {

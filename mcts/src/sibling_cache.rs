@@ -744,9 +744,10 @@ mod tests {
         }
     }
 
-    /// Scans reused across threads at the deeper nodes too (`shared_rescan_div`) still lead two
-    /// threads to the winning move, and to a proof where the game is small enough: the lag
-    /// costs accuracy for a few visits, never correctness.
+    /// Scans reused across threads at the deeper nodes too (`shared_rescan_div`, applied under
+    /// PUCT; plain UCT checked alongside) still lead two threads to the winning move, and to a
+    /// proof where the game is small enough: the lag costs accuracy for a few visits, never
+    /// correctness.
     #[test]
     fn shared_deep_scans_still_find_and_prove_the_win() {
         use crate::toy::Nim;
