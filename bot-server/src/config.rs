@@ -178,12 +178,11 @@ pub struct ServerConfig {
     /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
     /// `refinegrowth`, `refinelevels`, `refinevalue` (weight of refined values in visited
     /// moves' `Q`), `rescan` (with several threads, visits after which a thread scans a
-    /// top-level node's children again; 0: whenever another thread passed), `rescandiv` (the
-    /// share of a node's visits a reused scan lasts at most, deeper nodes included; 0: deeper
-    /// nodes scanned in full), `vloss` (lost
-    /// visits each thread in flight adds to a node, pushing threads apart; default 1), `temp`,
-    /// `samples`,
-    /// `scale`, `leafdepth`, `priordepth`, `refinestep` (plies per refinement level),
+    /// top-level node's children again; 0: whenever another thread passed), `rescandiv` (under
+    /// PUCT, the share of a node's visits a reused scan lasts at most, deeper nodes included;
+    /// 0: deeper nodes scanned in full), `vloss` (lost visits each thread in flight adds to a
+    /// node, pushing threads apart; default 1), `temp`, `samples`, `scale`, `leafdepth`,
+    /// `priordepth`, `refinestep` (plies per refinement level),
     /// `sacbonus` and `threatbonus` (centimen added to the priors of sacrifices and threats),
     /// `kcache=on|off` (each search thread remembers the move knowledge of the positions it
     /// expanded, for the same position reached by another move order), `net=default|none|PATH`

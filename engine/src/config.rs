@@ -46,9 +46,9 @@ pub struct MctsConfig {
     /// With several threads, the visits a node near the root may gain before a thread scans
     /// its children again (`SearchParams::shared_rescan`; 0: whenever another thread passed).
     pub shared_rescan: u32,
-    /// With several threads, the share of a node's visits (`1 / rescandiv`) a reused scan lasts
-    /// at most, deeper nodes included (`SearchParams::shared_rescan_div`; 0: deeper nodes
-    /// scanned in full).
+    /// With several threads, under PUCT, the share of a node's visits (`1 / rescandiv`) a reused
+    /// scan lasts at most, deeper nodes included (`SearchParams::shared_rescan_div`; 0: deeper
+    /// nodes scanned in full).
     pub shared_rescan_div: u32,
     /// Lost visits each thread in flight adds to a node during selection
     /// (`SearchParams::virtual_loss`): with several threads, how hard they are pushed apart.
@@ -202,8 +202,8 @@ impl MctsConfig {
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
     /// several threads), `rescandiv` (under PUCT, a reused scan lasts at most this share of a
-    /// node's visits, deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual loss per thread in flight, 0 to 1000), and for the
-    /// knowledge `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep`,
+    /// node's visits, deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual
+    /// loss per thread in flight, 0 to 1000), and for the knowledge `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep`,
     /// `sacbonus`, `threatbonus` (centimen), `kcache=on|off`, `net=default|PATH|none` (a learned
     /// value correction, [`crate::value_net`]; `default`: the shipped one), `blockade` (0 to
     /// 100, percent: [`crate::eval::blockade_discount`]).
@@ -566,18 +566,22 @@ mod tests {
         assert!(refined.describe().contains(
             "priors searched a ply deeper after 500 playouts (and again after 8x as many, 2 times in all), refined values weigh 0.25 in visited moves' Q"
         ));
-        let mut pushed = MctsConfig::strong();
-        pushed.set("vloss", "3").unwrap();
-        pushed.apply(&mut p);
-        assert_eq!(p.virtual_loss, 3);
+        // One setting over the default engine's: the config and what it applies.
+        let strong_with = |key: &str, value: &str| {
+            let mut config = MctsConfig::strong();
+            config.set(key, value).unwrap();
+            let mut params = SearchParams::default();
+            config.apply(&mut params);
+            (config, params)
+        };
+        let (mut pushed, applied) = strong_with("vloss", "3");
+        assert_eq!(applied.virtual_loss, 3);
         assert!(pushed.describe().contains(", virtual loss 3"));
         assert!(!MctsConfig::strong().describe().contains("virtual loss"));
         assert!(pushed.set("vloss", "1001").is_err());
         assert!(pushed.set("vloss", "-1").is_err());
-        let mut fixed = MctsConfig::strong();
-        fixed.set("rescandiv", "0").unwrap();
-        fixed.apply(&mut p);
-        assert_eq!(p.shared_rescan_div, 0);
+        let (mut fixed, applied) = strong_with("rescandiv", "0");
+        assert_eq!(applied.shared_rescan_div, 0);
         assert!(
             fixed
                 .describe()

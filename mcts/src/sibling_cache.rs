@@ -752,40 +752,45 @@ mod tests {
     fn shared_deep_scans_still_find_and_prove_the_win() {
         use crate::toy::Nim;
         use crate::{Proven, Search, SearchParams, Selection};
-        for selection in [Selection::Uct, Selection::Puct] {
-            for div in [0, 2, 4] {
-                let params = SearchParams {
-                    max_playouts: Some(40_000),
-                    smart_pruning: false,
-                    selection,
-                    exploration: 1.5,
-                    threads: 2,
-                    shared_rescan: 16,
-                    shared_rescan_div: div,
-                    seed: 5,
-                    ..SearchParams::default()
-                };
-                let run = |pile: u32| match selection {
-                    Selection::Uct => Search::new(Nim::new(pile, 3), params.clone()).run(),
-                    Selection::Puct => Search::new(Hinted(Nim::new(pile, 3)), params.clone()).run(),
-                };
-                // Take the pile's remainder by 4: the opponent then always faces a multiple.
-                for pile in [14, 19] {
-                    let result = run(pile);
-                    assert!(
-                        result.max_depth > SiblingCache::MAX_DEPTH as u32,
-                        "{result:?}"
-                    );
-                    assert_eq!(
-                        result.best_move,
-                        Some(pile % 4),
-                        "{selection:?} div {div}: {result:?}"
-                    );
-                    assert!(
-                        matches!(result.root_proven, Some(Proven::Win { .. })),
-                        "{selection:?} div {div}: {result:?}"
-                    );
-                }
+        // The share applies under PUCT only (`SearchParams::rescan_div`): plain UCT once.
+        let cases = [
+            (Selection::Uct, 4),
+            (Selection::Puct, 0),
+            (Selection::Puct, 2),
+            (Selection::Puct, 4),
+        ];
+        for (selection, div) in cases {
+            let params = SearchParams {
+                max_playouts: Some(40_000),
+                smart_pruning: false,
+                selection,
+                exploration: 1.5,
+                threads: 2,
+                shared_rescan: 16,
+                shared_rescan_div: div,
+                seed: 5,
+                ..SearchParams::default()
+            };
+            let run = |pile: u32| match selection {
+                Selection::Uct => Search::new(Nim::new(pile, 3), params.clone()).run(),
+                Selection::Puct => Search::new(Hinted(Nim::new(pile, 3)), params.clone()).run(),
+            };
+            // Take the pile's remainder by 4: the opponent then always faces a multiple.
+            for pile in [14, 19] {
+                let result = run(pile);
+                assert!(
+                    result.max_depth > SiblingCache::MAX_DEPTH as u32,
+                    "{result:?}"
+                );
+                assert_eq!(
+                    result.best_move,
+                    Some(pile % 4),
+                    "{selection:?} div {div}: {result:?}"
+                );
+                assert!(
+                    matches!(result.root_proven, Some(Proven::Win { .. })),
+                    "{selection:?} div {div}: {result:?}"
+                );
             }
         }
     }
