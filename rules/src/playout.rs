@@ -44,7 +44,9 @@ fn uniform<R: Rng + ?Sized>(rng: &mut R, n: usize) -> usize {
 /// assert!(p.turns > 0 && p.turns <= 400);
 /// ```
 ///
-/// Never inlined: the loop is then the same machine code for every caller. Inlined into the
+/// Never inlined: the loop is then one out-of-line copy per generator type (every caller in this
+/// workspace passes a [`PlayoutRng`]), the same machine code for the search and for raw
+/// playouts. Inlined into the
 /// search's playout adapter (`emergo-engine`'s `EmergoState`, whose position and window are
 /// fields behind one `&mut self`), it ran 3.7% slower per search than the same loop called
 /// (issue 16; `engine/examples/speed.rs`, 250,000 playouts: 1.95 s against 1.88 s, same
