@@ -242,7 +242,9 @@ impl Uct {
                 // and be made again in full by the caller. Just the full scan, then.
                 return None;
             } else {
-                let children = cache.begin(parent_index, count as usize);
+                // Plain UCT's weights are all 1: not kept.
+                let weighted = self.selection != Selection::Uct;
+                let children = cache.begin(parent_index, count as usize, weighted);
                 for offset in 0..count as usize {
                     // Proven (or, under plain UCT, with knowledge; or, unless scans are reused
                     // across threads, being explored): not remembered.
