@@ -35,6 +35,7 @@ pub(crate) fn worker_loop<G: Game>(core: &Core<G>, thread: usize) {
     let mut tree = core.tree.load();
     let mut epoch = core.tree.epoch();
     let mut iterations: u64 = 0;
+    let mut clock = limits::TimeCheck::new();
     loop {
         if core.ctl.is_done() {
             break;
@@ -53,7 +54,7 @@ pub(crate) fn worker_loop<G: Game>(core: &Core<G>, thread: usize) {
             tree = core.tree.load();
             epoch = core.tree.epoch();
         }
-        if let Some(reason) = limits::limit_reached(core, &tree) {
+        if let Some(reason) = limits::limit_reached(core, &tree, &mut clock) {
             core.ctl.finish(reason);
             break;
         }
