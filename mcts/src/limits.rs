@@ -62,13 +62,12 @@ impl TimeCheck {
         let mine = now.saturating_duration_since(self.began);
         let per_iteration = mine.as_nanos() / u128::from(self.iterations);
         let window = Self::INTERVAL.min(left / 2).as_nanos();
+        // Iterations too fast to time (0 ns each) take the longest stride.
         let stride = window
             .checked_div(per_iteration)
-            .map_or(Self::MAX_STRIDE, |n| {
-                u64::try_from(n).unwrap_or(u64::MAX).min(Self::MAX_STRIDE)
-            })
-            .max(1);
-        self.due = self.iterations.saturating_add(stride);
+            .unwrap_or(u128::MAX)
+            .clamp(1, u128::from(Self::MAX_STRIDE));
+        self.due = self.iterations.saturating_add(stride as u64);
         false
     }
 }
