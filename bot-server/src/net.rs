@@ -9,7 +9,7 @@
 //! an expired deadline with `CANCELLED`. Here both are plain `axum::Router`s served by
 //! hyper-util on connections this module watches.
 //!
-//! Each connection is watched by its own task (see [`Activity`]): requests in flight, bytes
+//! Each connection is watched by its own task (see `Activity`): requests in flight, bytes
 //! read and written. While no request is in flight, a connection is closed when it
 //! - sent nothing at all within the header timeout of connecting (a silent connection);
 //! - (HTTP/1) started a request but did not finish its headers within the header timeout;

@@ -13,7 +13,7 @@
 //! to search; for each position a worker asks admission for one thread at the review's priority
 //! (BATCH by default), so waiting interactive requests get ahead between positions, and runs a
 //! one-thread search on a blocking thread. Within a run the tree goes on from one position to the
-//! next (the subtree under the moves played in between is kept, [`Engine::continue_search`]):
+//! next (the subtree under the moves played in between is kept, `Engine::continue_search`):
 //! measured on three games at 2,000 playouts per position against 30,000-playout references
 //! (unforced positions), that cut the mean error of the positions' values by 10–20% (0.028 →
 //! 0.024, 0.036 → 0.033, 0.024 → 0.019) for 0–10% more time (deeper trees make playouts dearer),

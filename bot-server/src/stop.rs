@@ -94,7 +94,7 @@ impl StopControl {
         self.flag.load(Ordering::SeqCst)
     }
 
-    /// The flag the search threads read, for [`Search::set_stop_flag`].
+    /// The flag the search threads read, for [`Search::set_stop_flag`](emergo_mcts::Search::set_stop_flag).
     pub fn flag(&self) -> Arc<AtomicBool> {
         self.flag.clone()
     }

@@ -130,7 +130,7 @@ pub struct SearchParams {
     /// (issue 16); a share of the node's own visits keeps the lag small where the node is young.
     /// 0: the deeper nodes are scanned in full and a reused scan lasts `shared_rescan` visits
     /// (the behaviour before). Default 4. Applies under [`Selection::Puct`] only (see
-    /// [`SearchParams::rescan_div`]).
+    /// `SearchParams::rescan_div`).
     pub shared_rescan_div: u32,
 }
 

@@ -7,11 +7,11 @@ use crate::zobrist;
 
 /// A position: board, side to move, turns played and men in hand (RULES.md §3).
 ///
-/// The board is a mailbox of 41 packed [`Cell`]s, one per playable square, mirrored by one
+/// The board is a mailbox of 41 packed `Cell`s, one per playable square, mirrored by one
 /// occupancy [`Bitboard`] per owner. The mailbox answers "what stands here" in one load; the
 /// bitboards answer "who can jump / step / enter where" for the whole board in a handful of
 /// shifts, which is what makes random playouts cheap. Both are updated together by the only
-/// mutator, [`Position::set_cell`], which also keeps the Zobrist hash current.
+/// mutator, `Position::set_cell`, which also keeps the Zobrist hash current.
 ///
 /// `Position` is `Copy` and small (≤ 128 bytes), so search code copies it freely.
 ///

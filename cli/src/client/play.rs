@@ -78,7 +78,8 @@ pub struct PlayArgs {
     /// Emergo): its start position and moves, then the game goes on (an ended game is refused).
     #[arg(long, value_name = "RECORD")]
     pub resume: Option<PathBuf>,
-    /// Where to write the game record (default: emergo-game-<unix time>.pgn here).
+    /// Where to write the game record (default: emergo-game-UNIXTIME.pgn in the current
+    /// directory, UNIXTIME the seconds since 1970).
     #[arg(long)]
     pub record: Option<PathBuf>,
     /// Play the engine in this process instead of calling a server.
