@@ -174,7 +174,23 @@ fn run_with_timeline<G: emergo_mcts::Game>(
             next_second += 1;
         }
     }
-    let (_, snap) = handle.wait();
+    let (search, snap) = handle.wait();
+    // A search that ends on a whole second (its time limit) nearly always finishes just before
+    // the tick that would record that second: its last second is then the final snapshot's,
+    // taken within one tick of the second's end (so it holds at most a tick's playouts fewer).
+    // The RSS is read before the tree is freed.
+    let end = Duration::from_secs(u64::from(next_second));
+    if start.elapsed() + SAMPLE >= end && snap.playouts > done {
+        timeline.push(BenchSecond {
+            second: next_second,
+            playouts: snap.playouts - done,
+            nodes: snap.nodes,
+            tree_bytes: snap.tree_bytes,
+            reclaims: snap.reclaims,
+            rss_bytes: rss_bytes(),
+        });
+    }
+    drop(search);
     if snap.reclaims == 0 {
         before_reclaim = per_playout(&snap);
     }
@@ -485,6 +501,27 @@ mod tests {
         assert_eq!(r.max_tree_bytes, 8 << 20);
         assert!(r.single_thread_playouts_per_second.is_some_and(|p| p > 0.0));
         assert!(r.per_thread_efficiency.is_some_and(|e| e > 0.0));
+    }
+
+    #[test]
+    fn a_search_that_ends_on_a_whole_second_records_that_second() {
+        // The search ends at its 1 s time limit, nearly always before the tick that would
+        // record second 1: the final snapshot must give it.
+        let mut params = emergo_mcts::SearchParams {
+            threads: 1,
+            seed: 7,
+            max_time: Some(Duration::from_secs(1)),
+            max_nodes: 20_000,
+            ..emergo_mcts::SearchParams::default()
+        };
+        emergo_engine::MctsConfig::uniform().apply(&mut params);
+        let state = emergo_engine::EmergoState::new(Position::initial());
+        let (snap, timeline, _) = run_with_timeline(emergo_mcts::Search::new(state, params));
+        assert_eq!(timeline.len(), 1, "{timeline:?}");
+        let second = &timeline[0];
+        assert_eq!(second.second, 1);
+        assert_eq!(second.playouts, snap.playouts);
+        assert!(second.playouts > 0 && second.tree_bytes > 0, "{second:?}");
     }
 
     #[test]
