@@ -41,22 +41,8 @@ pub(crate) fn expand<G: Game>(
     match reserved {
         Some((first, count)) => {
             knowledge.fetch(state, moves);
-            // Fresh edges already read "no child, no prior, no value" (`Tree::reserve_edges`):
-            // without knowledge there is nothing to write, and writing the zeros anyway would
-            // only pull the edges' cold cache lines in for ownership (1% of a uniform search).
-            if knowledge.any() {
-                for (i, edge) in (first..first + count).enumerate() {
-                    tree.edge(edge).init(knowledge.prior(i), knowledge.value(i));
-                }
-            }
-            #[cfg(debug_assertions)]
-            for edge in first..first + count {
-                let codes = tree.edge(edge).read_codes();
-                debug_assert!(
-                    codes.child == Child::Absent
-                        && (knowledge.any() || (codes.prior, codes.value) == (0, 0)),
-                    "edge {edge} was not fresh: {codes:?}"
-                );
+            for (i, edge) in (first..first + count).enumerate() {
+                tree.edge(edge).init(knowledge.prior(i), knowledge.value(i));
             }
             let values = knowledge.values();
             if let Some(best) = values.and_then(|v| v.iter().copied().reduce(f32::max)) {
@@ -162,11 +148,6 @@ impl MoveKnowledge {
         if self.values.len() != moves {
             self.values.clear();
         }
-    }
-
-    /// Whether the game gave priors or values (else every edge's knowledge is "none").
-    fn any(&self) -> bool {
-        self.total.is_some() || !self.values.is_empty()
     }
 
     /// The normalised prior of move `i`, if the game gave priors.

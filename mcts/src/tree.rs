@@ -312,9 +312,7 @@ impl Tree {
     }
 
     /// Reserves `count` (> 0) contiguous fresh edges; the first index, or `None` (and the tree
-    /// is marked full). Fresh means never handed out before, so still `Edge::default()` (no
-    /// child, no prior, no value): an arena's length only grows, and its chunks are filled with
-    /// defaults when allocated.
+    /// is marked full).
     pub(crate) fn reserve_edges(&self, count: u32) -> Option<u32> {
         self.reserve_in(&self.edges, count)
     }
@@ -699,30 +697,5 @@ mod tests {
             max_nodes: 2,
             ..smaller
         }));
-    }
-
-    /// Expansion relies on it: without knowledge it writes nothing to the edges it reserves.
-    #[test]
-    fn reserved_edges_are_fresh_even_after_the_limits_changed() {
-        let mut tree = Tree::new(limits(100));
-        let is_fresh = |tree: &Tree, edge: u32| {
-            let codes = tree.edge(edge).read_codes();
-            codes.child == Child::Absent && (codes.prior, codes.value) == (0, 0)
-        };
-        let first = tree.reserve_edges(5).expect("room");
-        for edge in first..first + 5 {
-            assert!(is_fresh(&tree, edge));
-            tree.edge(edge).init(Some(0.5), Some(0.25));
-        }
-        // Lowered to what the tree holds, then raised again: nothing is handed out twice.
-        let held = TreeLimits {
-            max_nodes: 1,
-            max_bytes: 64 << 20,
-        };
-        assert!(tree.try_set_limits(held));
-        assert!(tree.try_set_limits(limits(100)));
-        let next = tree.reserve_edges(5).expect("room");
-        assert!(next >= first + 5, "{next} reuses edges from {first}");
-        assert!((next..next + 5).all(|edge| is_fresh(&tree, edge)));
     }
 }
