@@ -123,6 +123,20 @@ pub struct BenchSecond {
     pub rss_bytes: Option<u64>,
 }
 
+impl BenchSecond {
+    /// Second `second`, ending at `snap`, after `done` playouts before it; the RSS is read now.
+    fn ending<M>(second: u32, snap: &emergo_mcts::Snapshot<M>, done: u64) -> BenchSecond {
+        BenchSecond {
+            second,
+            playouts: snap.playouts.saturating_sub(done),
+            nodes: snap.nodes,
+            tree_bytes: snap.tree_bytes,
+            reclaims: snap.reclaims,
+            rss_bytes: rss_bytes(),
+        }
+    }
+}
+
 /// The process's resident set size now (VmRSS), if the platform tells.
 pub fn rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -162,14 +176,7 @@ fn run_with_timeline<G: emergo_mcts::Game>(
             before_reclaim = per_playout(&snap);
         }
         if start.elapsed() >= Duration::from_secs(u64::from(next_second)) {
-            timeline.push(BenchSecond {
-                second: next_second,
-                playouts: snap.playouts.saturating_sub(done),
-                nodes: snap.nodes,
-                tree_bytes: snap.tree_bytes,
-                reclaims: snap.reclaims,
-                rss_bytes: rss_bytes(),
-            });
+            timeline.push(BenchSecond::ending(next_second, &snap, done));
             done = snap.playouts;
             next_second += 1;
         }
@@ -181,14 +188,7 @@ fn run_with_timeline<G: emergo_mcts::Game>(
     // The RSS is read before the tree is freed.
     let end = Duration::from_secs(u64::from(next_second));
     if start.elapsed() + SAMPLE >= end && snap.playouts > done {
-        timeline.push(BenchSecond {
-            second: next_second,
-            playouts: snap.playouts - done,
-            nodes: snap.nodes,
-            tree_bytes: snap.tree_bytes,
-            reclaims: snap.reclaims,
-            rss_bytes: rss_bytes(),
-        });
+        timeline.push(BenchSecond::ending(next_second, &snap, done));
     }
     drop(search);
     if snap.reclaims == 0 {
