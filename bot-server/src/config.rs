@@ -181,7 +181,8 @@ pub struct ServerConfig {
     /// top-level node's children again; 0: whenever another thread passed), `rescandiv` (under
     /// PUCT, the share of a node's visits a reused scan lasts at most, deeper nodes included;
     /// 0: deeper nodes scanned in full), `vloss` (lost visits each thread in flight adds to a
-    /// node, pushing threads apart; default 1), `temp`, `samples`, `scale`, `leafdepth`,
+    /// node, pushing threads apart; default 1), `expand` (playouts a leaf gets before its
+    /// children's edges are made; default 1), `temp`, `samples`, `scale`, `leafdepth`,
     /// `priordepth`, `refinestep` (plies per refinement level),
     /// `sacbonus` and `threatbonus` (centimen added to the priors of sacrifices and threats),
     /// `kcache=on|off` (each search thread remembers the move knowledge of the positions it

@@ -53,6 +53,10 @@ pub struct MctsConfig {
     /// Lost visits each thread in flight adds to a node during selection
     /// (`SearchParams::virtual_loss`): with several threads, how hard they are pushed apart.
     pub virtual_loss: u32,
+    /// Playouts a leaf gets before its children's edges are made
+    /// (`SearchParams::expand_threshold`): 1 grows the tree by a node per playout, higher values
+    /// trade slower growth for less tree work and memory per playout.
+    pub expand_threshold: u32,
 }
 
 impl Default for MctsConfig {
@@ -106,6 +110,7 @@ impl MctsConfig {
             shared_rescan: SearchParams::default().shared_rescan,
             shared_rescan_div: SearchParams::default().shared_rescan_div,
             virtual_loss: SearchParams::default().virtual_loss,
+            expand_threshold: SearchParams::default().expand_threshold,
         }
     }
 
@@ -130,6 +135,7 @@ impl MctsConfig {
             shared_rescan: d.shared_rescan,
             shared_rescan_div: d.shared_rescan_div,
             virtual_loss: d.virtual_loss,
+            expand_threshold: d.expand_threshold,
         }
     }
 
@@ -159,6 +165,7 @@ impl MctsConfig {
         params.shared_rescan = self.shared_rescan;
         params.shared_rescan_div = self.shared_rescan_div;
         params.virtual_loss = self.virtual_loss;
+        params.expand_threshold = self.expand_threshold;
     }
 
     /// The knowledge, shared, for [`crate::EmergoState::with_knowledge`].
@@ -195,6 +202,7 @@ impl MctsConfig {
         "rescan",
         "rescandiv",
         "vloss",
+        "expand",
     ];
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform`
@@ -203,7 +211,8 @@ impl MctsConfig {
     /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
     /// several threads), `rescandiv` (under PUCT, a reused scan lasts at most this share of a
     /// node's visits, deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual
-    /// loss per thread in flight, 0 to 1000), and for the knowledge `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep`,
+    /// loss per thread in flight, 0 to 1000), `expand` (playouts a leaf gets before its
+    /// children's edges are made, 1 to 1000), and for the knowledge `temp`, `samples`, `scale`, `leafdepth`, `priordepth`, `refinestep`,
     /// `sacbonus`, `threatbonus` (centimen), `kcache=on|off`, `net=default|PATH|none` (a learned
     /// value correction, [`crate::value_net`]; `default`: the shipped one), `blockade` (0 to
     /// 100, percent: [`crate::eval::blockade_discount`]).
@@ -255,6 +264,9 @@ impl MctsConfig {
                 self.shared_rescan_div = num(key, value, |v: &u32| *v <= 1 << 20)?;
             }
             "vloss" => self.virtual_loss = num(key, value, |v: &u32| *v <= 1000)?,
+            "expand" => {
+                self.expand_threshold = num(key, value, |v: &u32| (1..=1000).contains(v))?;
+            }
             "prune" => {
                 self.smart_pruning = match value {
                     "on" => true,
@@ -414,6 +426,13 @@ impl MctsConfig {
         }
         if self.virtual_loss != SearchParams::default().virtual_loss {
             let _ = write!(s, ", virtual loss {}", self.virtual_loss);
+        }
+        if self.expand_threshold != SearchParams::default().expand_threshold {
+            let _ = write!(
+                s,
+                ", leaves expanded after {} playouts",
+                self.expand_threshold
+            );
         }
         s.push_str(if self.smart_pruning {
             ", smart pruning"
@@ -580,6 +599,17 @@ mod tests {
         assert!(!MctsConfig::strong().describe().contains("virtual loss"));
         assert!(pushed.set("vloss", "1001").is_err());
         assert!(pushed.set("vloss", "-1").is_err());
+        let (mut slow, applied) = strong_with("expand", "2");
+        assert_eq!(applied.expand_threshold, 2);
+        assert!(
+            slow.describe()
+                .contains(", leaves expanded after 2 playouts")
+        );
+        assert!(!MctsConfig::uniform().describe().contains("leaves expanded"));
+        assert_eq!(MctsConfig::uniform().expand_threshold, 1);
+        for bad in ["0", "1001", "-1", "two"] {
+            assert!(slow.set("expand", bad).is_err());
+        }
         let (mut fixed, applied) = strong_with("rescandiv", "0");
         assert_eq!(applied.shared_rescan_div, 0);
         assert!(

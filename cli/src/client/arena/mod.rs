@@ -51,7 +51,7 @@ pub struct ArenaArgs {
     /// An engine (give two or more): `random`, `greedy`, `mcts[:key=value,...]` (keys:
     /// playouts, time, threads, reuse=on|off, name, and the search settings
     /// config=strong|uniform, c, fpu, sel, pw, minimax, cutoff, mix, prune, refine,
-    /// refinegrowth, refinelevels, refinevalue, rescan, rescandiv, vloss, temp, samples, scale, leafdepth,
+    /// refinegrowth, refinelevels, refinevalue, rescan, rescandiv, vloss, expand, temp, samples, scale, leafdepth,
     /// priordepth, refinestep, sacbonus, threatbonus, kcache, net=PATH, blockade),
     /// `ab[:key=value,...]`
     /// (alpha-beta; keys: time, depth, nodes, net=PATH, name) or `server:URL[,key=value,...]` (keys:
