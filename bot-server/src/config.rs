@@ -173,7 +173,8 @@ pub struct ServerConfig {
     pub shutdown_grace_ms: u64,
 
     /// The search configuration, as comma-separated settings applied in order to the default
-    /// (the strongest measured): `config=uniform` for the first version's engine, or tuning
+    /// (the strongest measured): `config=uniform` for uniform random playouts, `config=v1` for
+    /// the first version's engine, or tuning
     /// keys `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `prune=on|off`,
     /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
     /// `refinegrowth`, `refinelevels`, `refinevalue` (weight of refined values in visited

@@ -102,7 +102,8 @@ enum Offline {
         #[arg(long, value_name = "SIZE", value_parser = emergo_bot_server::config::parse_byte_size)]
         tree_memory: Option<u64>,
         /// With --search: the search configuration, as for `bot-server --mcts` (default: the
-        /// server's default engine; `config=uniform` for the first version's).
+        /// server's default engine; `config=uniform` for uniform random playouts, `config=v1`
+        /// for the first version's engine).
         #[arg(long, default_value = "config=strong", value_parser = emergo_bot_server::config::parse_mcts)]
         mcts: emergo_engine::MctsConfig,
         /// With --search: alternate raw playouts and the search this many times (1–100) and

@@ -8,8 +8,8 @@
 //! whose tree is deep, where selection costs more than at the start. `search:T` and `strong:T`
 //! search on `T` threads and time the search by the wall clock instead (the machine should be
 //! otherwise idle), for the rate of many-threaded searches from a given position; the
-//! environment variable `SPEED_MCTS` (e.g. `rescan=0`) changes the default engine's settings,
-//! and `SPEED_EXP` the expansion threshold of either engine (`SearchParams::expand_threshold`).
+//! environment variable `SPEED_MCTS` changes the searched engine's settings as `--mcts` does
+//! (e.g. `rescan=0`, `expand=1`, or `config=v1` for the first version's engine).
 
 /// CPU time of this thread in seconds (`/proc/thread-self/schedstat`: the machine is shared).
 fn cpu() -> f64 {
@@ -24,14 +24,8 @@ use emergo_engine::{EmergoState, MctsConfig};
 use emergo_mcts::{Search, SearchParams};
 use emergo_rules::{Position, Repetitions, playout_rng, random_playout};
 
-/// Searches `start` for `playouts` playouts; `expand` overrides the expansion threshold.
-fn search(
-    playouts: u64,
-    config: &MctsConfig,
-    start: Position,
-    threads: usize,
-    expand: Option<u32>,
-) -> (f64, u64) {
+/// Searches `start` for `playouts` playouts.
+fn search(playouts: u64, config: &MctsConfig, start: Position, threads: usize) -> (f64, u64) {
     let mut params = SearchParams {
         threads,
         seed: 1,
@@ -40,9 +34,6 @@ fn search(
     };
     config.apply(&mut params);
     params.smart_pruning = false;
-    if let Some(expand) = expand {
-        params.expand_threshold = expand;
-    }
     let state = EmergoState::new(start).with_knowledge(config.shared_knowledge());
     let (began, wall) = (cpu(), std::time::Instant::now());
     let s = Search::new(state, params).run();
@@ -146,8 +137,12 @@ fn main() {
         Some((mode, t)) => (mode, t.parse().unwrap_or(1usize).max(1)),
         None => (mode, 1),
     };
-    let mut config = MctsConfig::default();
-    // Extra settings for the default engine, e.g. `SPEED_MCTS=rescan=0`.
+    // The searched engine: the default one for `strong`, else the uniform one; then
+    // `SPEED_MCTS`, whose settings apply in order, so a `config=` among them goes first.
+    let mut config = match mode {
+        "strong" => MctsConfig::strong(),
+        _ => MctsConfig::uniform(),
+    };
     for setting in std::env::var("SPEED_MCTS").unwrap_or_default().split(',') {
         if let Some((key, value)) = setting.split_once('=') {
             if let Err(e) = config.set(key, value) {
@@ -156,25 +151,10 @@ fn main() {
             }
         }
     }
-    // The expansion threshold of either engine, e.g. `SPEED_EXP=2`: read once, and a value
-    // that does not parse stops the harness rather than measuring the default silently.
-    let expand = match std::env::var("SPEED_EXP") {
-        Err(_) => None,
-        Ok(v) => match v.parse::<u32>() {
-            Ok(e) => Some(e),
-            Err(e) => {
-                eprintln!("SPEED_EXP={v}: {e}");
-                std::process::exit(2)
-            }
-        },
-    };
     for _ in 0..rounds {
         match mode {
-            "search" => {
-                search(n, &MctsConfig::uniform(), start, threads, expand);
-            }
-            "strong" => {
-                search(n, &config, start, threads, expand);
+            "search" | "strong" => {
+                search(n, &config, start, threads);
             }
             "raw" => {
                 raw(n);
@@ -186,7 +166,7 @@ fn main() {
             }
             _ => {
                 let r = raw(n);
-                let (s, _) = search(n, &MctsConfig::uniform(), Position::initial(), 1, expand);
+                let (s, _) = search(n, &config, Position::initial(), 1);
                 println!("ratio search/raw speed {:.1}%", 100.0 * r / s);
             }
         }

@@ -5,8 +5,9 @@
 //!   quiescence search that scores MCTS leaves);
 //! - [`state`]: the adapter that lets the generic MCTS (`emergo-mcts`) search Emergo, with
 //!   leaf evaluation, priors, implicit minimax values and heavy playouts;
-//! - [`config`]: named MCTS configurations (the default `strong` one and the first version's
-//!   `uniform` one) and their `key=value` settings, shared by the server and the tools;
+//! - [`config`]: named MCTS configurations (the default `strong` one, the `uniform` one and
+//!   the first version's, `v1`) and their `key=value` settings, shared by the server and the
+//!   tools;
 //! - [`learn`]: fitting the evaluation weights to self-play results;
 //! - [`value_net`]: a learned correction of the evaluation, distilled from deeper searches,
 //!   and [`distill`]: its training data.

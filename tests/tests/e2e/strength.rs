@@ -84,13 +84,15 @@ fn default_mcts_beats_shallow_alpha_beta() {
 }
 
 #[test]
-fn alpha_beta_beats_the_uniform_mcts() {
-    let uniform = |seed| -> Box<dyn MovePicker> {
-        Box::new(MctsPlayer::new(Some(5_000), None, 1, seed).with_config(&MctsConfig::uniform()))
+fn alpha_beta_beats_the_first_versions_mcts() {
+    let v1 = |seed| -> Box<dyn MovePicker> {
+        Box::new(
+            MctsPlayer::new(Some(5_000), None, 1, seed).with_config(&MctsConfig::first_version()),
+        )
     };
-    let s = score(2, alphabeta(4), uniform);
+    let s = score(2, alphabeta(4), v1);
     assert!(
         s >= 0.75,
-        "alpha-beta depth 4 scored {s} against the uniform MCTS"
+        "alpha-beta depth 4 scored {s} against the first version's MCTS"
     );
 }
