@@ -1,13 +1,14 @@
 //! Server configuration: command-line flags with environment fallbacks and embedded defaults,
 //! and [`ServerConfig::validate`], the one check every start-up path goes through.
 
-use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 use emergo_engine::MctsConfig;
+
+use crate::files::{ReadError, read_capped};
 
 /// Largest request message accepted, on every port (a position with 2,000 moves is about
 /// 16 KiB).
@@ -175,10 +176,13 @@ pub struct ServerConfig {
     /// The search configuration, as comma-separated settings applied in order to the default
     /// (the strongest measured): `config=uniform` for uniform random playouts, `config=v1` for
     /// the first version's engine, or tuning
-    /// keys `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `prune=on|off`,
+    /// keys `c`, `cgrowth` and `cbase` (the exploration constant grown with a node's visits
+    /// `N` as `c * (1 + cgrowth * ln(1 + N / cbase))`; 0, the default: constant), `fpu`,
+    /// `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `prune=on|off`,
     /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
-    /// `refinegrowth`, `refinelevels`, `refinevalue` (weight of refined values in visited
-    /// moves' `Q`), `rescan` (with several threads, visits after which a thread scans a
+    /// `refinegrowth`, `refinelevels`, `refineshare` (the share of a timed search's budget one
+    /// refinement may take; 1, the default: half the time left), `refinevalue` (weight of
+    /// refined values in visited moves' `Q`), `rescan` (with several threads, visits after which a thread scans a
     /// top-level node's children again; 0: whenever another thread passed), `rescandiv` (under
     /// PUCT, the share of a node's visits a reused scan lasts at most, deeper nodes included;
     /// 0: deeper nodes scanned in full), `vloss` (lost visits each thread in flight adds to a
@@ -259,7 +263,8 @@ pub fn parse_mcts(text: &str) -> Result<MctsConfig, String> {
         let (key, value) = item
             .split_once('=')
             .ok_or_else(|| format!("{item:?} is not key=value"))?;
-        config.set(key.trim(), value.trim())?;
+        let (key, value) = (key.trim(), value.trim());
+        config.set(key, value)?;
     }
     Ok(config)
 }
@@ -401,16 +406,14 @@ fn read_token_file(path: &Path) -> Result<String, ConfigError> {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    let mut text = String::new();
-    file.take(MAX_TOKEN_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(unreadable)?;
-    if text.len() as u64 > MAX_TOKEN_FILE_BYTES {
-        return Err(ConfigError::TokenFileTooLarge {
+    let bytes = read_capped(path, MAX_TOKEN_FILE_BYTES).map_err(|e| match e {
+        ReadError::TooLarge { .. } => ConfigError::TokenFileTooLarge {
             path: path.to_owned(),
-        });
-    }
+        },
+        ReadError::Io(source) => unreadable(source),
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(ConfigError::TokenFileEmpty {
@@ -573,6 +576,21 @@ mod tests {
         assert!(parse_mcts("bogus=1").unwrap_err().contains("unknown"));
     }
 
+    /// A network file that never ends is refused at once, naming it, instead of being read
+    /// until the memory runs out.
+    #[test]
+    fn endless_net_file_is_refused_at_once() {
+        if !Path::new("/dev/zero").exists() {
+            return;
+        }
+        let start = std::time::Instant::now();
+        let e = parse_mcts("c=0.8,net=/dev/zero").unwrap_err();
+        assert!(e.contains("net=/dev/zero: longer than"), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(1));
+        let e = parse_mcts("net=/nonexistent/emergo.net").unwrap_err();
+        assert!(e.contains("net=/nonexistent/emergo.net"), "{e}");
+    }
+
     /// The `--mcts` help names every setting the engine understands (it is written by hand).
     #[test]
     fn mcts_help_lists_every_setting() {
@@ -661,6 +679,11 @@ mod tests {
         let (path, config) = token_file(&[b'x'; 5000]);
         let e = validated(config).unwrap_err();
         assert!(matches!(e, ConfigError::TokenFileTooLarge { .. }), "{e}");
+        std::fs::remove_file(path).unwrap();
+
+        let (path, config) = token_file(b"s3cr\xffet");
+        let e = validated(config).unwrap_err();
+        assert!(matches!(e, ConfigError::TokenFileUnreadable { .. }), "{e}");
         std::fs::remove_file(path).unwrap();
 
         let (path, config) = token_file(b"two\nlines\n");

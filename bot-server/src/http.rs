@@ -49,7 +49,7 @@ use tonic::Code;
 use crate::auth::BearerAuth;
 use crate::config::{MAX_REQUEST_BYTES, ServerConfig};
 use crate::error::ServiceError;
-use crate::http_policy::{Policy, PolicyError, Refusal, check_json_content_type};
+use crate::http_policy::{Policy, PolicyError, Refusal, check_json_content_type, request_host};
 use crate::service::Service;
 
 /// Shared state of the gateway's handlers.
@@ -154,6 +154,7 @@ impl From<Refusal> for ApiError {
                 (StatusCode::FORBIDDEN, Code::PermissionDenied)
             }
             Refusal::ContentType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, Code::InvalidArgument),
+            Refusal::DuplicateHost => (StatusCode::BAD_REQUEST, Code::InvalidArgument),
         };
         ApiError::new(status, code, refusal.to_string())
     }
@@ -388,14 +389,9 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 
 /// Refuses a request whose `Host` or `Origin` the policy does not accept, before anything runs.
 async fn guard(State(policy): State<Arc<Policy>>, req: Request, next: Next) -> Response {
-    // HTTP/2 carries the host as the URI's authority; HTTP/1.1 in the Host header.
-    let host = match req.uri().authority() {
-        Some(authority) => Some(authority.as_str().as_bytes()),
-        None => req.headers().get(header::HOST).map(HeaderValue::as_bytes),
-    };
     let origin = req.headers().get(header::ORIGIN).map(HeaderValue::as_bytes);
-    let checked = policy
-        .check_host(host)
+    let checked = request_host(req.uri(), req.headers())
+        .and_then(|host| policy.check_host(host))
         .and_then(|host| policy.check_origin(origin, host.as_ref()));
     match checked {
         Ok(()) => next.run(req).await,

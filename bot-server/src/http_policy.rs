@@ -7,7 +7,9 @@
 //!   it read every answer. Only the `Host` header tells the two apart, so a loopback server
 //!   answers only to `localhost`, `127.0.0.1` and `[::1]` (on any port: a proxy in front, as in
 //!   `deploy/`, forwards the name with its own port). Elsewhere any name is accepted unless
-//!   `--allowed-host` lists some; `*` accepts any.
+//!   `--allowed-host` lists some; `*` accepts any. A request with two `Host` lines is refused
+//!   with 400 whatever the names (RFC 9112 §3.2), since the check would read one and a proxy
+//!   in front could route by the other.
 //! - **Origin.** Browsers send "simple" cross-origin requests (a POST with a `text/plain` body)
 //!   without asking first and only hide the answer, so the call itself would run. A request
 //!   whose `Origin` is neither the server's own (same host and port as `Host`; the scheme is not
@@ -21,7 +23,7 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
-use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Uri, header};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::config::ServerConfig;
@@ -248,6 +250,9 @@ pub enum Refusal {
          (--allowed-host)"
     )]
     MissingHost,
+    /// More than one `Host` header line.
+    #[error("more than one Host header: a request names one host (RFC 9112, section 3.2)")]
+    DuplicateHost,
     /// A page from another origin, not listed with `--cors-origin`.
     #[error(
         "Origin {0:?} may not call this server: only its own pages and origins listed with \
@@ -259,6 +264,22 @@ pub enum Refusal {
         "Content-Type {0:?} is not accepted: send the JSON body with Content-Type: application/json"
     )]
     ContentType(String),
+}
+
+/// The host a request names, for [`Policy::check_host`]: the URI's authority (HTTP/2's
+/// `:authority`, or an HTTP/1.1 request in absolute form), else the `Host` header. Two or more
+/// `Host` lines are refused even when the authority is there (RFC 9112 §3.2 asks for a 400):
+/// the check would pass one while a proxy in front or a later layer may act on another.
+pub fn request_host<'a>(uri: &'a Uri, headers: &'a HeaderMap) -> Result<Option<&'a [u8]>, Refusal> {
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err(Refusal::DuplicateHost);
+    }
+    Ok(match uri.authority() {
+        Some(authority) => Some(authority.as_str().as_bytes()),
+        None => host.map(HeaderValue::as_bytes),
+    })
 }
 
 /// The gateway's browser-facing policy, built once from the flags.
@@ -423,6 +444,33 @@ mod tests {
 
     fn host(p: &Policy, h: &str) -> Result<Option<Authority>, Refusal> {
         p.check_host(Some(h.as_bytes()))
+    }
+
+    #[test]
+    fn duplicate_host_lines_are_refused() {
+        let mut headers = HeaderMap::new();
+        let origin_form: Uri = "/v1/ServerInfo".parse().unwrap();
+        assert_eq!(request_host(&origin_form, &headers), Ok(None));
+        headers.append(header::HOST, HeaderValue::from_static("localhost:8080"));
+        assert_eq!(
+            request_host(&origin_form, &headers),
+            Ok(Some(&b"localhost:8080"[..]))
+        );
+        let absolute: Uri = "http://127.0.0.1/v1/ServerInfo".parse().unwrap();
+        assert_eq!(
+            request_host(&absolute, &headers),
+            Ok(Some(&b"127.0.0.1"[..]))
+        );
+        // The same name twice is refused too: the rule is about the number of lines.
+        headers.append(header::HOST, HeaderValue::from_static("localhost:8080"));
+        assert_eq!(
+            request_host(&origin_form, &headers),
+            Err(Refusal::DuplicateHost)
+        );
+        assert_eq!(
+            request_host(&absolute, &headers),
+            Err(Refusal::DuplicateHost)
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //!   `emergo` tools' `--local` mode calls it in-process.
 //! - [`server`]: assembling the doors, health, reflection, TLS and a graceful shutdown;
 //!   [`auth`]: the bearer token, one check for both doors; [`net`]: the connection layer;
-//!   [`metrics`]: Prometheus.
+//!   [`metrics`]: Prometheus; [`files`]: the operator's files, read with a size cap.
 //!
 //! The `emergo` command-line tools live in their own crate (`emergo-cli`), which uses this
 //! library for its `--local` mode.
@@ -36,6 +36,7 @@ pub mod config;
 pub mod convert;
 pub mod engine;
 pub mod error;
+pub mod files;
 pub mod games;
 pub mod grpc;
 pub mod http;

@@ -53,7 +53,10 @@ use crate::config::ServerConfig;
 pub struct ServeOptions {
     /// A name for logs and metrics: `grpc`, `http` or `metrics`.
     pub port: &'static str,
-    /// HTTP/2 only (gRPC); otherwise HTTP/1.1 and HTTP/2 by detection (or ALPN under TLS).
+    /// HTTP/2 with prior knowledge only (gRPC): the connection fails on anything but the
+    /// HTTP/2 preface, so no HTTP/1.1 request reaches the router. Otherwise HTTP/1.1 and HTTP/2,
+    /// told apart by the first bytes. Under TLS the acceptor's ALPN list must agree (`h2` only,
+    /// see `crate::tls`).
     pub http2_only: bool,
     /// TLS handshake, first bytes and HTTP/1 headers must arrive within this.
     pub header_timeout: Duration,
@@ -549,6 +552,8 @@ async fn connection(
 
     let mut builder = auto::Builder::new(TokioExecutor::new());
     if options.http2_only {
+        // The connection starts as HTTP/2 at once: an HTTP/1.1 request fails at the HTTP/2
+        // preface, before any route sees it (see `serve_connection` below).
         builder = builder.http2_only();
     }
     builder
@@ -566,7 +571,10 @@ async fn connection(
         .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
         .max_header_list_size(MAX_HEADER_BYTES)
         .max_pending_accept_reset_streams(Some(64));
-    let conn = builder.serve_connection_with_upgrades(io, service);
+    // Not `serve_connection_with_upgrades`: that one detects the protocol from the first bytes
+    // whatever the builder says, so the gRPC port would answer HTTP/1.1, which any web page can
+    // send (a `text/plain` POST needs no CORS preflight). No route answers with an upgrade.
+    let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
 
     let tick = (options.header_timeout.min(options.idle_timeout) / 4)
@@ -703,6 +711,52 @@ mod tests {
         let _r = newcomer.activity.begin();
         assert!(c.admit().is_none(), "everyone busy: refused");
         assert_eq!(c.refused(), 1);
+    }
+
+    /// An HTTP/2-only port closes an HTTP/1.1 connection at its first line: the router never
+    /// sees the request, so no handler can run for it.
+    #[tokio::test]
+    async fn http2_only_port_refuses_http1_before_routing() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let routed = Arc::new(AtomicUsize::new(0));
+        let counter = routed.clone();
+        let router = axum::Router::new().fallback(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { "routed" }
+        });
+        for http2_only in [true, false] {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let (stop_tx, stop_rx) = watch::channel(false);
+            let served = spawn(
+                listener,
+                router.clone(),
+                ServeOptions {
+                    http2_only,
+                    ..options()
+                },
+                Connections::new(8),
+                stop_rx,
+                Duration::from_secs(1),
+            );
+            let mut tcp = TcpStream::connect(addr).await.unwrap();
+            tcp.write_all(b"POST /any HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+                .await
+                .unwrap();
+            let mut answer = Vec::new();
+            let read = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut answer));
+            let _ = read.await.expect("the connection stayed open");
+            let answer = String::from_utf8_lossy(&answer);
+            if http2_only {
+                assert!(!answer.starts_with("HTTP/1.1 200"), "{answer}");
+                assert_eq!(routed.load(Ordering::SeqCst), 0, "the router ran");
+            } else {
+                assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+                assert_eq!(routed.load(Ordering::SeqCst), 1);
+            }
+            let _ = stop_tx.send(true);
+            served.await;
+        }
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! TLS for the server's ports and the client tools (rustls with the ring provider).
 //!
 //! The server loads its certificate chain and key once, at startup ([`server_config`],
-//! [`acceptor_from_flags`]), so a wrong path or a key that belongs to another certificate stops
-//! it with a message naming the file, rather than failing every handshake later. The accept
-//! loop (`net.rs`) wraps each connection of the gRPC and HTTP ports with the one acceptor,
-//! under its header timeout. One configuration offers `h2` and `http/1.1` ([`ALPN`]), so the
-//! same certificate serves gRPC clients, browsers and curl.
+//! [`acceptors_from_flags`]), so a wrong path, a file that never ends (`/dev/zero`), or a key
+//! that belongs to another certificate stops it with a message naming the flag and the file,
+//! rather than failing every handshake later. Every file is read with a cap ([`MAX_PEM_BYTES`]).
+//!
+//! The accept loop (`net.rs`) wraps each connection with its port's acceptor, under its header
+//! timeout. The two ports share the certificate but not the ALPN list: the HTTP gateway offers
+//! `h2` and `http/1.1` ([`ALPN`]) for browsers and curl; the gRPC port offers only `h2`
+//! ([`GRPC_ALPN`]), so a client that can only speak HTTP/1.1 (a web page's `fetch`) is refused at
+//! the handshake, as the port refuses HTTP/1.1 in plaintext.
 //!
 //! The client tools use [`ca_roots`] to trust a private CA (`--ca-cert`) besides the system's
 //! roots; the TLS connection itself is tonic's (`client::connect`).
@@ -23,10 +27,20 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, TrustAnchor};
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::ServerConfig;
+use crate::files::ReadError;
 
-/// ALPN protocols the server offers, in order of preference: gRPC needs `h2` (grpcio and tonic
-/// refuse a TLS connection that did not negotiate it); browsers and curl may use either.
+/// ALPN protocols the HTTP gateway offers, in order of preference: browsers and curl may use
+/// either.
 pub const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
+
+/// ALPN protocols the gRPC port offers: gRPC needs `h2` (grpcio and tonic refuse a TLS
+/// connection that did not negotiate it), and the port speaks nothing else, so a client offering
+/// only `http/1.1` gets a `no_application_protocol` alert instead of a connection.
+pub const GRPC_ALPN: [&[u8]; 1] = [b"h2"];
+
+/// Largest certificate chain, key or CA file read. A PEM chain is a few KiB; the cap only has to
+/// stop a flag pointed at the wrong file (`/dev/zero`, a log) from reading forever.
+pub const MAX_PEM_BYTES: u64 = 1 << 20;
 
 /// What is wrong with a certificate or key file. Each variant names the file, since the
 /// usual fix is pointing a flag at the right one.
@@ -39,6 +53,18 @@ pub enum TlsError {
         path: PathBuf,
         /// Why.
         source: io::Error,
+    },
+    /// The file is longer than [`MAX_PEM_BYTES`] (or never ends).
+    #[error(
+        "{}: longer than {cap} bytes; a PEM certificate chain or key is a few KiB (is it the \
+         right file?)",
+        .path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap, in bytes.
+        cap: u64,
     },
     /// The file is not well-formed PEM.
     #[error("{}: not valid PEM: {source}", .path.display())]
@@ -93,11 +119,50 @@ pub enum TlsError {
     },
 }
 
-/// Reads a file, naming it in the error.
+impl TlsError {
+    /// The server flags that named the file at fault. One file may serve as both
+    /// `--tls-cert` and `--tls-key`; then a fault of the file itself names both flags.
+    fn server_flags(&self, cert: &Path, key: &Path) -> &'static str {
+        const CERT: &str = "--tls-cert";
+        const KEY: &str = "--tls-key";
+        const BOTH: &str = "--tls-cert/--tls-key";
+        match self {
+            TlsError::NoCertificate { .. } | TlsError::BadCertificate { .. } => CERT,
+            TlsError::NoKey { .. } | TlsError::KeyMismatch { .. } => KEY,
+            TlsError::Config { .. } => BOTH,
+            TlsError::Read { path, .. }
+            | TlsError::TooLarge { path, .. }
+            | TlsError::Pem { path, .. } => match (path == cert, path == key) {
+                (true, false) => CERT,
+                (false, true) => KEY,
+                _ => BOTH,
+            },
+        }
+    }
+}
+
+/// A certificate or key the server's flags name is unusable: the flag, then the file and the
+/// fault (`--tls-cert /dev/zero: longer than 1048576 bytes; ...`).
+#[derive(Debug, thiserror::Error)]
+#[error("{flags} {error}")]
+pub struct ServerTlsError {
+    /// `--tls-cert`, `--tls-key`, or both.
+    pub flags: &'static str,
+    /// What is wrong, naming the file (boxed: a `Result` carrying it stays small).
+    pub error: Box<TlsError>,
+}
+
+/// Reads a PEM file of at most [`MAX_PEM_BYTES`], naming it in the error.
 fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
-    std::fs::read(path).map_err(|source| TlsError::Read {
-        path: path.to_owned(),
-        source,
+    crate::files::read_capped(path, MAX_PEM_BYTES).map_err(|e| match e {
+        ReadError::Io(source) => TlsError::Read {
+            path: path.to_owned(),
+            source,
+        },
+        ReadError::TooLarge { cap } => TlsError::TooLarge {
+            path: path.to_owned(),
+            cap,
+        },
     })
 }
 
@@ -183,14 +248,38 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
     Ok(TlsAcceptor::from(server_config(cert, key)?))
 }
 
-/// The acceptor the server's flags ask for: `Some` when `--tls-cert` and `--tls-key` are both
+/// `config` offering only `h2` by ALPN ([`GRPC_ALPN`]), for the gRPC port. The certificate is
+/// shared, not loaded again.
+pub fn h2_only(config: &rustls::ServerConfig) -> Arc<rustls::ServerConfig> {
+    let mut config = config.clone();
+    config.alpn_protocols = GRPC_ALPN.iter().map(|p| p.to_vec()).collect();
+    Arc::new(config)
+}
+
+/// The acceptors of the server's ports: one certificate, two ALPN lists.
+#[derive(Clone)]
+pub struct ServerTls {
+    /// The gRPC port's: `h2` only ([`GRPC_ALPN`]).
+    pub grpc: TlsAcceptor,
+    /// The HTTP gateway's: `h2` and `http/1.1` ([`ALPN`]).
+    pub http: TlsAcceptor,
+}
+
+/// The acceptors the server's flags ask for: `Some` when `--tls-cert` and `--tls-key` are both
 /// set, `None` for plaintext (the flag parser already refuses one without the other). Called
-/// once at startup, so a bad file stops the server before it listens.
-pub fn acceptor_from_flags(config: &ServerConfig) -> Result<Option<TlsAcceptor>, TlsError> {
-    match (&config.tls_cert, &config.tls_key) {
-        (Some(cert), Some(key)) => acceptor(cert, key).map(Some),
-        _ => Ok(None),
-    }
+/// once at startup, so a bad file stops the server before it serves, naming the flag.
+pub fn acceptors_from_flags(config: &ServerConfig) -> Result<Option<ServerTls>, ServerTlsError> {
+    let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
+        return Ok(None);
+    };
+    let http = server_config(cert, key).map_err(|error| ServerTlsError {
+        flags: error.server_flags(cert, key),
+        error: Box::new(error),
+    })?;
+    Ok(Some(ServerTls {
+        grpc: TlsAcceptor::from(h2_only(&http)),
+        http: TlsAcceptor::from(http),
+    }))
 }
 
 #[cfg(test)]
@@ -288,15 +377,74 @@ mod tests {
         let dir = temp_dir("flags");
         let (cert, key, _) = write_cert(&dir, "server");
         let mut config = ServerConfig::default();
-        assert!(acceptor_from_flags(&config).unwrap().is_none());
-        config.tls_cert = Some(cert);
-        config.tls_key = Some(key);
-        assert!(acceptor_from_flags(&config).unwrap().is_some());
+        assert!(acceptors_from_flags(&config).unwrap().is_none());
+        config.tls_cert = Some(cert.clone());
+        config.tls_key = Some(key.clone());
+        let tls = acceptors_from_flags(&config).unwrap().unwrap();
+        assert_eq!(tls.grpc.config().alpn_protocols, vec![b"h2".to_vec()]);
+        assert_eq!(
+            tls.http.config().alpn_protocols,
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
         config.tls_key = Some(dir.join("nope.key"));
-        let Err(e) = acceptor_from_flags(&config) else {
+        let Err(e) = acceptors_from_flags(&config) else {
             panic!("a missing key file is accepted")
         };
+        assert!(e.to_string().starts_with("--tls-key "), "{e}");
         assert!(e.to_string().contains("nope.key"), "{e}");
+        config.tls_key = Some(cert.clone());
+        let Err(e) = acceptors_from_flags(&config) else {
+            panic!("a certificate is accepted as a key")
+        };
+        assert!(e.to_string().starts_with("--tls-key "), "{e}");
+        config.tls_cert = Some(key);
+        let Err(e) = acceptors_from_flags(&config) else {
+            panic!("a key is accepted as a certificate")
+        };
+        assert!(e.to_string().starts_with("--tls-cert "), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A file that never ends (or a huge one) is refused after [`MAX_PEM_BYTES`], at once,
+    /// naming the flag and the file.
+    #[test]
+    fn endless_or_huge_files_are_refused_at_once() {
+        let dir = temp_dir("huge");
+        let (cert, key, _) = write_cert(&dir, "server");
+        let huge = dir.join("huge.pem");
+        let mut text = std::fs::read_to_string(&cert).unwrap();
+        while (text.len() as u64) <= MAX_PEM_BYTES {
+            text += "# padding after the certificate\n";
+        }
+        std::fs::write(&huge, text).unwrap();
+        let e = server_config(&huge, &key).unwrap_err();
+        assert!(matches!(e, TlsError::TooLarge { .. }), "{e:?}");
+        assert!(e.to_string().contains("huge.pem: longer than"), "{e}");
+
+        for endless in ["/dev/zero", "/dev/urandom"].map(PathBuf::from) {
+            if !endless.exists() {
+                continue;
+            }
+            for (flag, cert, key) in [
+                ("--tls-cert", &endless, &key),
+                ("--tls-key", &cert, &endless),
+            ] {
+                let config = ServerConfig {
+                    tls_cert: Some(cert.clone()),
+                    tls_key: Some(key.clone()),
+                    ..ServerConfig::default()
+                };
+                let start = std::time::Instant::now();
+                let Err(e) = acceptors_from_flags(&config) else {
+                    panic!("{} accepted for {flag}", endless.display())
+                };
+                assert!(start.elapsed() < Duration::from_secs(1), "{e}");
+                let expected = format!("{flag} {}: longer than", endless.display());
+                assert!(e.to_string().starts_with(&expected), "{e}");
+            }
+        }
+        let e = ca_roots(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(e, TlsError::TooLarge { .. }), "{e:?}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

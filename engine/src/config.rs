@@ -309,7 +309,10 @@ impl MctsConfig {
                     "net" => {
                         k.weights.net = match value {
                             "none" => None,
-                            path => Some(crate::value_net::load(path)? as &dyn Correction),
+                            path => Some(
+                                crate::value_net::load(path).map_err(|e| format!("net={e}"))?
+                                    as &dyn Correction,
+                            ),
                         }
                     }
                     "kcache" => {

@@ -447,12 +447,33 @@ pub fn load(path: &str) -> Result<&'static ValueNet, String> {
     if let Some((_, net)) = loaded.iter().find(|(p, _)| p == path) {
         return Ok(net);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let text = read_capped(path)?;
     let net: &'static ValueNet = Box::leak(Box::new(
         ValueNet::parse(&text).map_err(|e| format!("{path}: {e}"))?,
     ));
     loaded.push((path.to_owned(), net));
     Ok(net)
+}
+
+/// Largest network file [`load`] reads: the shipped 16-unit network is under 100 KiB of text,
+/// and a 128-unit one would be about 1 MiB.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// The text of the network file at `path`, refused once it is longer than [`MAX_FILE_BYTES`]:
+/// a path given by mistake (`/dev/zero`, a log) must fail at once, not be read forever.
+fn read_capped(path: &str) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{path}: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "{path}: longer than {MAX_FILE_BYTES} bytes, far more than a network file holds"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8 text"))
 }
 
 /// One training position.
@@ -709,6 +730,16 @@ mod tests {
             })
             .collect();
         assert!(mean_loss(&samples, Some(&bounded)) < mean_loss(&samples, Some(&net)));
+    }
+
+    #[test]
+    fn a_network_file_that_never_ends_is_refused_at_once() {
+        let began = std::time::Instant::now();
+        let e = load("/dev/zero").map(|_| ()).unwrap_err();
+        assert!(e.starts_with("/dev/zero: longer than"), "{e}");
+        assert!(began.elapsed() < std::time::Duration::from_secs(5));
+        let e = load("/nonexistent/emergo.net").map(|_| ()).unwrap_err();
+        assert!(e.starts_with("/nonexistent/emergo.net: "), "{e}");
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod review;
 mod scheduling;
 mod server;
 mod server_contract;
+mod startup_files;
 mod strength;
 mod tls;
 mod web_board;
