@@ -20,6 +20,11 @@ pub struct MctsConfig {
     pub selection: Selection,
     /// Exploration constant (UCT `c` or PUCT `c_puct`).
     pub exploration: f32,
+    /// Growth of the exploration constant with a node's visits
+    /// (`SearchParams::exploration_growth`; 0: constant).
+    pub exploration_growth: f32,
+    /// Visits at which the growth has added `growth * ln 2` (`SearchParams::exploration_base`).
+    pub exploration_base: u64,
     /// First-play urgency for children without a static value.
     pub first_play_urgency: f32,
     /// Progressive-bias weight of the priors under UCT.
@@ -40,6 +45,9 @@ pub struct MctsConfig {
     pub refine_growth: u64,
     /// Refinements of a node at most, each one ply deeper (`SearchParams::refine_levels`).
     pub refine_levels: u32,
+    /// Share of a timed search's budget one refinement may take
+    /// (`SearchParams::refine_time_share`; 1: half the time left).
+    pub refine_time_share: f32,
     /// Weight of a refined node's edge values in its visited children's `Q`
     /// (`SearchParams::refined_value_weight`; 0: none).
     pub refined_value_weight: f32,
@@ -97,6 +105,8 @@ impl MctsConfig {
             }),
             selection: Selection::Puct,
             exploration: 2.0,
+            exploration_growth: SearchParams::default().exploration_growth,
+            exploration_base: SearchParams::default().exploration_base,
             first_play_urgency: 0.5,
             prior_weight: 0.0,
             minimax_weight: 0.5,
@@ -106,6 +116,7 @@ impl MctsConfig {
             refine_visits: 300,
             refine_growth: 4,
             refine_levels: 2,
+            refine_time_share: SearchParams::default().refine_time_share,
             refined_value_weight: 0.0,
             shared_rescan: SearchParams::default().shared_rescan,
             shared_rescan_div: SearchParams::default().shared_rescan_div,
@@ -137,6 +148,8 @@ impl MctsConfig {
             knowledge: None,
             selection: Selection::Uct,
             exploration: d.exploration,
+            exploration_growth: d.exploration_growth,
+            exploration_base: d.exploration_base,
             first_play_urgency: d.first_play_urgency,
             prior_weight: 0.0,
             minimax_weight: 0.0,
@@ -146,6 +159,7 @@ impl MctsConfig {
             refine_visits: d.refine_visits,
             refine_growth: d.refine_growth,
             refine_levels: d.refine_levels,
+            refine_time_share: d.refine_time_share,
             refined_value_weight: d.refined_value_weight,
             shared_rescan: d.shared_rescan,
             shared_rescan_div: d.shared_rescan_div,
@@ -168,6 +182,8 @@ impl MctsConfig {
     pub fn apply(&self, params: &mut SearchParams) {
         params.selection = self.selection;
         params.exploration = self.exploration;
+        params.exploration_growth = self.exploration_growth;
+        params.exploration_base = self.exploration_base;
         params.first_play_urgency = self.first_play_urgency;
         params.prior_weight = self.prior_weight;
         params.minimax_weight = self.minimax_weight;
@@ -177,6 +193,7 @@ impl MctsConfig {
         params.refine_visits = self.refine_visits;
         params.refine_growth = self.refine_growth;
         params.refine_levels = self.refine_levels;
+        params.refine_time_share = self.refine_time_share;
         params.refined_value_weight = self.refined_value_weight;
         params.shared_rescan = self.shared_rescan;
         params.shared_rescan_div = self.shared_rescan_div;
@@ -193,6 +210,8 @@ impl MctsConfig {
     pub const KEYS: &'static [&'static str] = &[
         "config",
         "c",
+        "cgrowth",
+        "cbase",
         "fpu",
         "sel",
         "pw",
@@ -214,6 +233,7 @@ impl MctsConfig {
         "refine",
         "refinegrowth",
         "refinelevels",
+        "refineshare",
         "refinevalue",
         "rescan",
         "rescandiv",
@@ -222,9 +242,10 @@ impl MctsConfig {
     ];
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform|v1`
-    /// (replaces everything, so give it first), `c`, `fpu`, `sel=uct|puct`, `pw`, `minimax`,
+    /// (replaces everything, so give it first), `c`, `cgrowth` and `cbase` (the exploration
+    /// constant's growth with a node's visits), `fpu`, `sel=uct|puct`, `pw`, `minimax`,
     /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
-    /// `refinegrowth`, `refinelevels`, `refinevalue`, `rescan` (visits, 0: exact scans with
+    /// `refinegrowth`, `refinelevels`, `refineshare` (0 to 1), `refinevalue`, `rescan` (visits, 0: exact scans with
     /// several threads), `rescandiv` (under PUCT, a reused scan lasts at most this share of a
     /// node's visits, deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual
     /// loss per thread in flight, 0 to 1000), `expand` (playouts a leaf gets before its
@@ -252,6 +273,8 @@ impl MctsConfig {
                     .ok_or_else(|| format!("config={value}: expected strong, uniform or v1"))?;
             }
             "c" => self.exploration = num(key, value, finite(0.0, 100.0))?,
+            "cgrowth" => self.exploration_growth = num(key, value, finite(0.0, 100.0))?,
+            "cbase" => self.exploration_base = num(key, value, |v: &u64| *v >= 1)?,
             "fpu" => self.first_play_urgency = num(key, value, finite(0.0, 1.0))?,
             "pw" => self.prior_weight = num(key, value, finite(0.0, 100.0))?,
             "minimax" => self.minimax_weight = num(key, value, finite(0.0, 1.0))?,
@@ -275,6 +298,7 @@ impl MctsConfig {
             }
             "refinelevels" => self.refine_levels = num(key, value, |v: &u32| (1..=8).contains(v))?,
             "refinevalue" => self.refined_value_weight = num(key, value, finite(0.0, 1.0))?,
+            "refineshare" => self.refine_time_share = num(key, value, finite(0.0, 1.0))?,
             "rescan" => self.shared_rescan = num(key, value, |v: &u32| *v <= 1 << 20)?,
             "rescandiv" => {
                 self.shared_rescan_div = num(key, value, |v: &u32| *v <= 1 << 20)?;
@@ -341,6 +365,13 @@ impl MctsConfig {
             Selection::Uct => format!("UCT c={}", self.exploration),
             Selection::Puct => format!("PUCT c={}", self.exploration),
         };
+        if self.exploration_growth > 0.0 {
+            let _ = write!(
+                s,
+                " growing by {}·ln(1 + N/{})",
+                self.exploration_growth, self.exploration_base
+            );
+        }
         let _ = write!(s, ", fpu={}", self.first_play_urgency);
         if self.prior_weight > 0.0 {
             let _ = write!(s, ", prior weight={}", self.prior_weight);
@@ -410,6 +441,13 @@ impl MctsConfig {
                             s,
                             " (and again after {}x as many, {} times in all)",
                             self.refine_growth, self.refine_levels
+                        );
+                    }
+                    if self.refine_time_share < 1.0 {
+                        let _ = write!(
+                            s,
+                            ", a refinement takes at most {}% of the time",
+                            self.refine_time_share * 100.0
                         );
                     }
                     if self.refined_value_weight > 0.0 {
@@ -625,6 +663,36 @@ mod tests {
         assert!(!MctsConfig::strong().describe().contains("virtual loss"));
         assert!(pushed.set("vloss", "1001").is_err());
         assert!(pushed.set("vloss", "-1").is_err());
+        let (mut growing, applied) = strong_with("cgrowth", "0.5");
+        assert_eq!(
+            (applied.exploration_growth, applied.exploration_base),
+            (0.5, SearchParams::default().exploration_base)
+        );
+        growing.set("cbase", "40000").unwrap();
+        assert!(
+            growing
+                .describe()
+                .starts_with("PUCT c=2 growing by 0.5·ln(1 + N/40000), fpu=0.5")
+        );
+        assert!(!MctsConfig::strong().describe().contains("growing"));
+        for (key, bad) in [("cgrowth", "-1"), ("cgrowth", "NaN"), ("cbase", "0")] {
+            assert!(growing.set(key, bad).is_err(), "{key}={bad}");
+        }
+        let (mut shared, applied) = strong_with("refineshare", "0.1");
+        assert_eq!(applied.refine_time_share, 0.1);
+        assert!(
+            shared
+                .describe()
+                .contains(", a refinement takes at most 10% of the time")
+        );
+        assert!(
+            !MctsConfig::strong()
+                .describe()
+                .contains("a refinement takes")
+        );
+        for bad in ["-0.5", "1.5", "x"] {
+            assert!(shared.set("refineshare", bad).is_err());
+        }
         let (mut slow, applied) = strong_with("expand", "2");
         assert_eq!(applied.expand_threshold, 2);
         assert!(

@@ -337,7 +337,8 @@ impl<G: Game> Worker<G> {
 
     /// Refines the knowledge of node `index` (expanded, edges `first..first + count`, its
     /// position the scratch state) at `level` ([`SearchParams::refine_visits`]). Under a time
-    /// limit the game is given half the time left: a refinement it must give up on then costs
+    /// limit the game is given half the time left, or the budget's
+    /// [`SearchParams::refine_time_share`] if less: a refinement it must give up on then costs
     /// at most that, and (see `refine_ceiling`) only once. This thread's memory of the node's
     /// children is dropped: their priors and values changed without a visit that would show it.
     ///
@@ -354,7 +355,9 @@ impl<G: Game> Worker<G> {
         let deadline = core.params.max_time.and_then(|max_time| {
             let now = Instant::now();
             let end = core.ctl.started().checked_add(max_time)?;
-            now.checked_add(end.saturating_duration_since(now) / 2)
+            let half_left = end.saturating_duration_since(now) / 2;
+            let share = max_time.mul_f32(core.params.refine_time_share.clamp(0.0, 1.0));
+            now.checked_add(half_left.min(share))
         });
         self.state.legal_moves(&mut self.refine_moves);
         let refined = refine(

@@ -11,6 +11,16 @@ pub struct SearchParams {
     /// UCT exploration constant `c` in `Q + c * sqrt(ln N / n)`, with values in `[0, 1]`.
     /// Default 1.0.
     pub exploration: f32,
+    /// Exploration that grows with a node's visits (AlphaZero's `c(N)`): selection at a node
+    /// visited `N` times uses `exploration * (1 + g * ln(1 + N / exploration_base))`, `g` this
+    /// value. A long search's heavily visited nodes then keep trying the moves their priors
+    /// rate low, where a constant `c` gives such a move visits that grow only as `sqrt(N)`: a
+    /// refutation that starts with an unlikely-looking move (a sacrifice) is read to its end in
+    /// a long search, and a short one (small `N`) is left as it was. 0 (default): constant.
+    pub exploration_growth: f32,
+    /// Visits at which [`exploration_growth`](SearchParams::exploration_growth) has added
+    /// `g * ln 2` to the exploration factor. Default 20,000.
+    pub exploration_base: u64,
     /// First-play urgency: an unvisited child is scored as if it had one visit with this mean
     /// value, i.e. `fpu + c * sqrt(ln N)`. The default 1.0 (the best possible value) means every
     /// child is tried once before any is tried twice, as in classic UCT; lower values (e.g. 0.5)
@@ -110,6 +120,13 @@ pub struct SearchParams {
     pub refine_growth: u64,
     /// How many times a node is refined at most (level 1 up to this). Default 1.
     pub refine_levels: u32,
+    /// Under a time limit, the share of the whole budget one refinement may take (and never
+    /// more than half the time left): a deeper level that cannot finish by then is given up,
+    /// and not asked again by that thread in that search. Deep levels cost little where a node
+    /// has few moves (compulsory captures) and far too much where it has many (the entering
+    /// phase's forty entries), so the share is what lets many levels be allowed at all.
+    /// Default 1 (half the time left).
+    pub refine_time_share: f32,
     /// With several threads: how many visits a node whose children's scores a thread remembers
     /// (the top three levels, and with [`shared_rescan_div`](SearchParams::shared_rescan_div)
     /// the deeper nodes passed often) may gain, from any thread, before that thread reads them
@@ -153,6 +170,8 @@ impl Default for SearchParams {
     fn default() -> Self {
         SearchParams {
             exploration: 1.0,
+            exploration_growth: 0.0,
+            exploration_base: 20_000,
             first_play_urgency: 1.0,
             virtual_loss: 1,
             expand_threshold: 1,
@@ -177,6 +196,7 @@ impl Default for SearchParams {
             refine_visits: 0,
             refine_growth: 4,
             refine_levels: 1,
+            refine_time_share: 1.0,
             shared_rescan: 64,
             shared_rescan_div: 4,
         }

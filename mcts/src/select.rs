@@ -13,6 +13,9 @@ use crate::tree::Tree;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Uct {
     exploration: f32,
+    exploration_growth: f32,
+    /// [`SearchParams::exploration_base`], at least 1.
+    exploration_base: f32,
     fpu: f32,
     virtual_loss: u64,
     selection: Selection,
@@ -25,6 +28,8 @@ impl Uct {
     pub(crate) fn new(params: &SearchParams) -> Self {
         Uct {
             exploration: params.exploration,
+            exploration_growth: params.exploration_growth.max(0.0),
+            exploration_base: params.exploration_base.max(1) as f32,
             fpu: params.first_play_urgency,
             virtual_loss: u64::from(params.virtual_loss),
             selection: params.selection,
@@ -71,13 +76,20 @@ impl Uct {
     }
 
     /// The exploration term of a parent with counters `stats`: `c * sqrt(ln N)` for UCT,
-    /// `c * sqrt(N)` for PUCT.
+    /// `c * sqrt(N)` for PUCT, `c` grown with `N` when
+    /// [`SearchParams::exploration_growth`] is set.
     #[inline]
     fn explore(&self, stats: &Stats) -> f32 {
         let parent_n = self.effective_visits(stats).max(1) as f32;
+        let c = if self.exploration_growth > 0.0 {
+            self.exploration
+                * (1.0 + self.exploration_growth * (parent_n / self.exploration_base).ln_1p())
+        } else {
+            self.exploration
+        };
         match self.selection {
-            Selection::Uct => self.exploration * parent_n.ln().sqrt(),
-            Selection::Puct => self.exploration * parent_n.sqrt(),
+            Selection::Uct => c * parent_n.ln().sqrt(),
+            Selection::Puct => c * parent_n.sqrt(),
         }
     }
 
@@ -738,6 +750,33 @@ mod tests {
         let floor = floor_of(&views);
         views.sort_by(|a, b| best_first(a, b, floor));
         views.iter().map(|c| (c.visits, c.proven())).collect()
+    }
+
+    #[test]
+    fn exploration_grows_with_the_parents_visits_only_when_asked() {
+        let stats = |visits| Stats {
+            visits,
+            in_flight: 0,
+            value_sum: 0,
+        };
+        let params = SearchParams {
+            selection: Selection::Puct,
+            exploration: 2.0,
+            ..SearchParams::default()
+        };
+        let constant = Uct::new(&params);
+        assert!((constant.explore(&stats(10_000)) - 200.0).abs() < 1e-3);
+        let growing = Uct::new(&SearchParams {
+            exploration_growth: 0.5,
+            exploration_base: 10_000,
+            ..params
+        });
+        // N = base: c * (1 + 0.5 * ln 2); far below it, hardly any growth.
+        let expected = 2.0 * (1.0 + 0.5 * 2f32.ln()) * 100.0;
+        assert!((growing.explore(&stats(10_000)) - expected).abs() < 1e-2);
+        let small = growing.explore(&stats(16)) / constant.explore(&stats(16));
+        assert!((1.0..1.001).contains(&small), "{small}");
+        assert!(growing.explore(&stats(1_000_000)) > 2.0 * constant.explore(&stats(1_000_000)));
     }
 
     #[test]

@@ -50,8 +50,9 @@ use spec::{Budget, EngineKind};
 pub struct ArenaArgs {
     /// An engine (give two or more): `random`, `greedy`, `mcts[:key=value,...]` (keys:
     /// playouts, time, threads, reuse=on|off, name, and the search settings
-    /// config=strong|uniform|v1, c, fpu, sel, pw, minimax, cutoff, mix, prune, refine,
-    /// refinegrowth, refinelevels, refinevalue, rescan, rescandiv, vloss, expand, temp, samples, scale, leafdepth,
+    /// config=strong|uniform|v1, c, cgrowth, cbase, fpu, sel, pw, minimax, cutoff, mix, prune,
+    /// refine, refinegrowth, refinelevels, refineshare, refinevalue, rescan, rescandiv, vloss,
+    /// expand, temp, samples, scale, leafdepth,
     /// priordepth, refinestep, sacbonus, threatbonus, kcache, net=PATH, blockade),
     /// `ab[:key=value,...]`
     /// (alpha-beta; keys: time, depth, nodes, net=PATH, name) or `server:URL[,key=value,...]` (keys:
