@@ -88,7 +88,7 @@ impl Uct {
             self.exploration
         };
         match self.selection {
-            Selection::Uct => c * parent_n.ln().sqrt(),
+            Selection::Uct => c * sqrt_ln(parent_n),
             Selection::Puct => c * parent_n.sqrt(),
         }
     }
@@ -420,6 +420,15 @@ impl Uct {
             q
         }
     }
+}
+
+/// `sqrt(ln n)`, UCT's exploration factor, kept out of line: inlined, the compiler computes the
+/// logarithm before it knows the formula (the intrinsic may be executed speculatively), so every
+/// PUCT selection paid a `logf` call it never used: 3.3-3.8% of the default engine's `perf`
+/// samples in a middle-game position, 1.3% of its instructions.
+#[inline(never)]
+fn sqrt_ln(n: f32) -> f32 {
+    n.ln().sqrt()
 }
 
 /// Whether a child with nothing proven is selectable under a parent whose pessimistic bound for
