@@ -178,7 +178,8 @@ pub struct ServerConfig {
     /// the first version's engine, or tuning
     /// keys `c`, `cgrowth` and `cbase` (the exploration constant grown with a node's visits
     /// `N` as `c * (1 + cgrowth * ln(1 + N / cbase))`; 0, the default: constant), `fpu`,
-    /// `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `prune=on|off`,
+    /// `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `leafvalue=edge|eval` (a new leaf's
+    /// value: its parent's score of the move, or evaluated again; default eval), `prune=on|off`,
     /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
     /// `refinegrowth`, `refinelevels`, `refineshare` (the share of a timed search's budget one
     /// refinement may take; 1, the default: half the time left), `refinevalue` (weight of

@@ -36,6 +36,9 @@ pub struct MctsConfig {
     /// With the evaluation at the leaf, the weight of a playout's result mixed into it
     /// (`SearchParams::playout_mix`; 0: none).
     pub playout_mix: f32,
+    /// With the evaluation at the leaf, a new leaf takes its edge's static value (the parent's
+    /// score of the move) instead of being evaluated again (`SearchParams::leaf_value_from_edge`).
+    pub leaf_value_from_edge: bool,
     /// Stop early when the best move cannot change within the budget.
     pub smart_pruning: bool,
     /// Playouts after which a node's moves are searched again one ply deeper for their priors
@@ -112,6 +115,7 @@ impl MctsConfig {
             minimax_weight: 0.5,
             playout_cutoff: Some(0),
             playout_mix: 0.0,
+            leaf_value_from_edge: SearchParams::default().leaf_value_from_edge,
             smart_pruning: false,
             refine_visits: 300,
             refine_growth: 4,
@@ -155,6 +159,7 @@ impl MctsConfig {
             minimax_weight: 0.0,
             playout_cutoff: None,
             playout_mix: 0.0,
+            leaf_value_from_edge: d.leaf_value_from_edge,
             smart_pruning: true,
             refine_visits: d.refine_visits,
             refine_growth: d.refine_growth,
@@ -189,6 +194,7 @@ impl MctsConfig {
         params.minimax_weight = self.minimax_weight;
         params.playout_cutoff = self.playout_cutoff;
         params.playout_mix = self.playout_mix;
+        params.leaf_value_from_edge = self.leaf_value_from_edge;
         params.smart_pruning = self.smart_pruning;
         params.refine_visits = self.refine_visits;
         params.refine_growth = self.refine_growth;
@@ -218,6 +224,7 @@ impl MctsConfig {
         "minimax",
         "cutoff",
         "mix",
+        "leafvalue",
         "prune",
         "temp",
         "samples",
@@ -244,7 +251,8 @@ impl MctsConfig {
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform|v1`
     /// (replaces everything, so give it first), `c`, `cgrowth` and `cbase` (the exploration
     /// constant's growth with a node's visits), `fpu`, `sel=uct|puct`, `pw`, `minimax`,
-    /// `cutoff=N|none`, `mix` (0 to 1), `prune=on|off`, `refine` (playouts, 0: off),
+    /// `cutoff=N|none`, `mix` (0 to 1), `leafvalue=edge|eval` (a new leaf's value: its edge's
+    /// static value, or evaluated again), `prune=on|off`, `refine` (playouts, 0: off),
     /// `refinegrowth`, `refinelevels`, `refineshare` (0 to 1), `refinevalue`, `rescan` (visits, 0: exact scans with
     /// several threads), `rescandiv` (under PUCT, a reused scan lasts at most this share of a
     /// node's visits, deeper nodes included; 0: deeper nodes scanned in full), `vloss` (virtual
@@ -292,6 +300,13 @@ impl MctsConfig {
                 }
             }
             "mix" => self.playout_mix = num(key, value, finite(0.0, 1.0))?,
+            "leafvalue" => {
+                self.leaf_value_from_edge = match value {
+                    "edge" => true,
+                    "eval" => false,
+                    _ => return Err(format!("leafvalue={value}: expected edge or eval")),
+                }
+            }
             "refine" => self.refine_visits = num(key, value, |v: &u64| *v <= 1 << 40)?,
             "refinegrowth" => {
                 self.refine_growth = num(key, value, |v: &u64| (2..=1000).contains(v))?
@@ -387,6 +402,9 @@ impl MctsConfig {
                     ", evaluation at the leaf mixed with a playout (weight {})",
                     self.playout_mix
                 );
+            }
+            Some(0) if self.leaf_value_from_edge => {
+                s.push_str(", evaluation at the leaf (a new leaf's from its parent's scores)");
             }
             Some(0) => s.push_str(", evaluation at the leaf"),
             Some(n) => {
@@ -663,6 +681,17 @@ mod tests {
         assert!(!MctsConfig::strong().describe().contains("virtual loss"));
         assert!(pushed.set("vloss", "1001").is_err());
         assert!(pushed.set("vloss", "-1").is_err());
+        let (mut reused, applied) = strong_with("leafvalue", "edge");
+        assert!(applied.leaf_value_from_edge);
+        assert!(
+            reused
+                .describe()
+                .contains(", evaluation at the leaf (a new leaf's from its parent's scores)")
+        );
+        assert!(!MctsConfig::strong().describe().contains("parent's scores"));
+        assert!(reused.set("leafvalue", "both").is_err());
+        reused.set("leafvalue", "eval").unwrap();
+        assert_eq!(reused, MctsConfig::strong());
         let (mut growing, applied) = strong_with("cgrowth", "0.5");
         assert_eq!(
             (applied.exploration_growth, applied.exploration_base),

@@ -408,7 +408,13 @@ impl<G: Game> Worker<G> {
                 node.merge_bounds(Bounds::terminal(outcome, mover));
                 return (outcome.value_for(Player::One), true);
             }
-            if let Some(value) = evaluated(&self.state) {
+            // The edge's static value, kept as the new node's minimax value until it has
+            // children of its own (`Worker::child_of`).
+            let known = (core.params.leaf_value_from_edge && node.expansion() == Expansion::Empty)
+                .then(|| node.minimax())
+                .flatten()
+                .map(|value| value_for_one(value, mover));
+            if let Some(value) = known.or_else(|| evaluated(&self.state)) {
                 let mix = core.params.playout_mix;
                 if mix > 0.0 && mix <= 1.0 {
                     // The scratch state is the leaf's and is not needed after this.
@@ -450,6 +456,86 @@ mod tests {
     use crate::toy::Nim;
 
     type Cache = MoveCache<<Nim as Game>::Move>;
+
+    thread_local! {
+        /// Calls of `Scored::evaluate` on this thread.
+        static EVALUATED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Nim whose move values are the evaluation of the position after the move, as Emergo's
+    /// knowledge is: the evaluation, for the mover there, is a function of the pile.
+    #[derive(Clone, Copy, Debug)]
+    struct Scored(Nim);
+
+    fn value_of_pile(pile: u32) -> f32 {
+        0.2 + 0.6 * ((pile * 7) % 10) as f32 / 10.0
+    }
+
+    impl Game for Scored {
+        type Move = u32;
+        fn to_move(&self) -> Player {
+            self.0.to_move()
+        }
+        fn legal_moves(&self, out: &mut Vec<u32>) {
+            self.0.legal_moves(out);
+        }
+        fn play(&mut self, mv: u32) {
+            self.0.play(mv);
+        }
+        fn outcome(&self) -> Option<Outcome> {
+            self.0.outcome()
+        }
+        /// The value for Player::One of the position, whose mover is the player not to move.
+        fn evaluate(&self) -> Option<f32> {
+            EVALUATED.with(|n| n.set(n.get() + 1));
+            let for_mover = value_of_pile(self.0.pile);
+            Some(match self.0.to_move() {
+                Player::One => 1.0 - for_mover,
+                Player::Two => for_mover,
+            })
+        }
+        fn move_knowledge(&self, moves: &[u32], priors: &mut Vec<f32>, values: &mut Vec<f32>) {
+            priors.clear();
+            values.clear();
+            for &mv in moves {
+                priors.push(1.0);
+                values.push(value_of_pile(self.0.pile - mv));
+            }
+        }
+    }
+
+    /// With `leaf_value_from_edge` a new leaf takes its edge's value: the same values as the
+    /// evaluation gives (up to the edge's 16-bit rounding), so the same picks, without the
+    /// evaluation's calls.
+    #[test]
+    fn new_leaves_take_their_edges_value_instead_of_an_evaluation() {
+        use crate::{Search, SearchParams, Selection};
+        let run = |from_edge: bool| {
+            EVALUATED.with(|n| n.set(0));
+            let params = SearchParams {
+                max_playouts: Some(3_000),
+                smart_pruning: false,
+                selection: Selection::Puct,
+                exploration: 1.5,
+                minimax_weight: 0.5,
+                playout_cutoff: Some(0),
+                leaf_value_from_edge: from_edge,
+                seed: 4,
+                ..SearchParams::default()
+            };
+            let result = Search::new(Scored(Nim::new(80, 5)), params).run();
+            (result, EVALUATED.with(std::cell::Cell::get))
+        };
+        let ((evaluated, evaluations), (reused, reused_evaluations)) = (run(false), run(true));
+        assert!(evaluations >= 2_000, "{evaluations}");
+        // Only a leaf without a valued edge (the root) is evaluated.
+        assert!(reused_evaluations <= 1, "{reused_evaluations}");
+        assert_eq!(evaluated.best_move, reused.best_move);
+        assert!((evaluated.root_value - reused.root_value).abs() < 1e-3);
+        let visits =
+            |r: &crate::Snapshot<u32>| -> Vec<u64> { r.moves.iter().map(|m| m.visits).collect() };
+        assert_eq!(visits(&evaluated), visits(&reused));
+    }
 
     #[test]
     fn a_cached_list_is_the_nodes_own_and_a_new_tree_empties_the_cache() {

@@ -83,6 +83,14 @@ pub struct SearchParams {
     /// playout by the evaluation of the leaf. `None` (default): playouts run to the end (or the
     /// cap). A game without an evaluation falls back to its playout's own estimate.
     pub playout_cutoff: Option<u32>,
+    /// With the evaluation at the leaf (`playout_cutoff == Some(0)`), a leaf whose edge carries
+    /// a static value ([`Game::move_knowledge`](crate::Game::move_knowledge)) takes that value
+    /// as its evaluation instead of calling [`Game::evaluate`](crate::Game::evaluate). For a
+    /// game whose move values are the evaluation of the position after the move (Emergo's
+    /// knowledge: a quiescence search of it), a new leaf's evaluation repeats what its parent's
+    /// expansion computed; near the root, where the move values come from deeper searches, the
+    /// leaf gets the deeper value. Default false.
+    pub leaf_value_from_edge: bool,
     /// Mixed leaf values (AlphaGo's lambda): with the evaluation at the leaf
     /// (`playout_cutoff == Some(0)`), a playout to the end (or the cap) is run from the leaf as
     /// well and its result weighs `playout_mix`, the evaluation `1 - playout_mix`. Random
@@ -189,6 +197,7 @@ impl Default for SearchParams {
             playout_cap: 400,
             playout_cutoff: None,
             playout_mix: 0.0,
+            leaf_value_from_edge: false,
             selection: Selection::Uct,
             prior_weight: 0.0,
             minimax_weight: 0.0,

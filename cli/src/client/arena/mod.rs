@@ -50,7 +50,8 @@ use spec::{Budget, EngineKind};
 pub struct ArenaArgs {
     /// An engine (give two or more): `random`, `greedy`, `mcts[:key=value,...]` (keys:
     /// playouts, time, threads, reuse=on|off, name, and the search settings
-    /// config=strong|uniform|v1, c, cgrowth, cbase, fpu, sel, pw, minimax, cutoff, mix, prune,
+    /// config=strong|uniform|v1, c, cgrowth, cbase, fpu, sel, pw, minimax, cutoff, mix,
+    /// leafvalue, prune,
     /// refine, refinegrowth, refinelevels, refineshare, refinevalue, rescan, rescandiv, vloss,
     /// expand, temp, samples, scale, leafdepth,
     /// priordepth, refinestep, sacbonus, threatbonus, kcache, net=PATH, blockade),
