@@ -1,6 +1,8 @@
 //! Bearer-token auth, one check for both doors: the gRPC interceptor and the HTTP gateway
-//! call [`BearerAuth::check`] with the `authorization` header's bytes.
+//! call [`BearerAuth::check`] with the `authorization` header's bytes. Also the start-up check
+//! of the token file's permissions ([`token_file_warning`]).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tonic::service::Interceptor;
@@ -54,6 +56,36 @@ impl Interceptor for BearerAuth {
     }
 }
 
+/// A warning when the token file at `path` may be read by other local users (its mode gives
+/// the group or others any access, `mode & 0o077 != 0`), naming the file and its mode; `None`
+/// when only its owner may, when its mode cannot be read, and off Unix.
+///
+/// A warning rather than a refusal: the token is only as secret as the file, but many
+/// deployments mount secrets with looser modes on purpose (a shared service group), and a server
+/// that refused to start over it would turn a hardening hint into an outage. `--auth-token-file`
+/// exists to keep the token out of `/proc/PID/cmdline`; a world-readable file undoes that
+/// quietly unless the log says so.
+pub fn token_file_warning(path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "--auth-token-file {}: mode {mode:03o} lets other local users read the token; \
+                 run `chmod 600 {}`",
+                path.display(),
+                path.display()
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +117,35 @@ mod tests {
         );
         // An empty token means none (the configuration refuses it anyway).
         assert!(BearerAuth::new(Some("")).check(None).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn token_files_others_can_read_are_named_with_their_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let path = file.path();
+        std::fs::write(path, "s3cret\n").unwrap();
+        let chmod = |mode| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+
+        chmod(0o644).unwrap();
+        let w = token_file_warning(path).expect("a warning for mode 644");
+        assert_eq!(
+            w,
+            format!(
+                "--auth-token-file {0}: mode 644 lets other local users read the token; run \
+                 `chmod 600 {0}`",
+                path.display()
+            )
+        );
+        chmod(0o640).unwrap();
+        assert!(token_file_warning(path).unwrap().contains("mode 640"));
+
+        for private in [0o600, 0o400] {
+            chmod(private).unwrap();
+            assert_eq!(token_file_warning(path), None, "{private:o}");
+        }
+        // A file that cannot be read at all is the reading's error to report, not this.
+        assert_eq!(token_file_warning(&path.with_extension("missing")), None);
     }
 }

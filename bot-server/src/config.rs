@@ -50,6 +50,14 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_MAX_TIME_MS", default_value_t = 60_000)]
     pub max_time_ms: u32,
 
+    /// Longest one AnalyzeGame review may take in all (ms, at least 1000). Nine tenths of it
+    /// are split evenly over the positions to search, capping each position's time as
+    /// `total_time_ms` does; a review still running when all of it is spent (waiting for
+    /// threads) ends with a summary of the turns done (DEADLINE). Without it a review of 2,000
+    /// positions could hold a thread for 2,000 × --max-time-ms.
+    #[arg(long, env = "EMERGO_MAX_REVIEW_MS", default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    pub max_review_ms: u64,
+
     /// Largest playout budget a request may ask for.
     #[arg(long, env = "EMERGO_MAX_PLAYOUTS", default_value_t = 50_000_000)]
     pub max_playouts: u64,
@@ -281,6 +289,7 @@ impl Default for ServerConfig {
             max_queue: 32,
             max_queue_wait_ms: 10_000,
             max_time_ms: 60_000,
+            max_review_ms: 600_000,
             max_playouts: 50_000_000,
             clock_margin_ms: 50,
             max_nodes: 4_000_000,
@@ -441,7 +450,12 @@ impl ServerConfig {
         match (&self.auth_token, &self.auth_token_file) {
             (Some(_), Some(_)) => return Err(ConfigError::TwoTokens),
             (None, Some(path)) => {
-                self.auth_token = Some(read_token_file(path)?);
+                let token = read_token_file(path)?;
+                // Once, here: the file is cleared below, so validating again does not repeat it.
+                if let Some(warning) = crate::auth::token_file_warning(path) {
+                    tracing::warn!(file = %path.display(), "{warning}");
+                }
+                self.auth_token = Some(token);
                 self.auth_token_file = None;
             }
             (Some(token), None) => {

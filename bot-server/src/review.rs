@@ -23,9 +23,11 @@
 //!
 //! **Ending.** Turns go out in order as soon as they and every earlier one are ready. The summary
 //! always comes last: after the last turn, or as soon as the review is stopped (StopSearch with
-//! its search id: STOPPED), the server shuts down (SHUTDOWN) or the client's deadline is near
-//! (DEADLINE); turns whose searches were cut short are left out. A client that goes away stops
-//! the searches at once (their threads go back as soon as they notice, within milliseconds).
+//! its search id: STOPPED), the server shuts down (SHUTDOWN) or the client's deadline or the
+//! server's cap on a review (`--max-review-ms`, nine tenths of which are split over the
+//! positions, [`plan`]) is near (DEADLINE); turns whose searches were cut short are left out. A
+//! client that goes away stops the searches at once (their threads go back as soon as they
+//! notice, within milliseconds).
 //! Running out of threads (a full queue, or `--max-queue-wait-ms` spent waiting) ends the stream
 //! with that error after the turns sent so far.
 
@@ -137,9 +139,14 @@ pub async fn run(
     )?;
     let search_id = registration.id().to_string();
     tracing::debug!(search_id, "registered for StopSearch");
-    let plan = deadline
-        .map(|d| DeadlinePlan::new(d, Instant::now()))
-        .transpose()?;
+    // The server's cap on the review (--max-review-ms) ends it as a client's deadline would,
+    // whichever comes first; it is long enough (at least a second) to plan.
+    let cap = job.arrived + job.max_review;
+    let capped = deadline.is_none_or(|d| cap < d);
+    let plan = Some(DeadlinePlan::new(
+        deadline.map_or(cap, |d| d.min(cap)),
+        Instant::now(),
+    )?);
     // The searches stop if this future is dropped (the task ended by the runtime).
     let mut guard = CancelOnDrop {
         ctl: ctl.clone(),
@@ -234,6 +241,14 @@ pub async fn run(
     } else {
         pb::StopReason::Time
     });
+    if capped && ended == Some(pb::StopReason::Deadline) {
+        tracing::warn!(
+            max_review_ms = job.max_review.as_millis(),
+            turns = stream.sent,
+            "a review reached the server's cap on its time (--max-review-ms) and ended early \
+             with the turns done"
+        );
+    }
     crate::metrics::review_finished(stream.sent as u64);
     tracing::info!(
         turns = stream.sent,

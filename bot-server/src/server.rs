@@ -41,6 +41,33 @@ pub enum ServeError {
     GraceExceeded(usize),
 }
 
+/// Exit status of a server whose configuration (a flag, or a file a flag names) is unusable:
+/// 2, the code clap gives a bad flag, so a supervisor or script can tell "fix the command line"
+/// from a server that ran and failed, whichever check caught the fault.
+pub const EXIT_CONFIG: u8 = 2;
+/// Exit status when the shutdown grace ran out with clients still holding requests open, which
+/// were cut off.
+pub const EXIT_GRACE_EXCEEDED: u8 = 1;
+/// Exit status on a second SIGINT/SIGTERM: the process ends at once (the shell's 128 + SIGINT).
+pub const EXIT_SECOND_SIGNAL: u8 = 130;
+
+impl ServeError {
+    /// The process exit status for this error: [`EXIT_GRACE_EXCEEDED`] when the shutdown cut
+    /// clients off, [`EXIT_CONFIG`] for everything that stops the server before it serves (a
+    /// bad flag or file, a port that cannot be bound). Reflection never fails with the
+    /// descriptors compiled in; were it to, the server did not start either.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ServeError::GraceExceeded(_) => EXIT_GRACE_EXCEEDED,
+            ServeError::Config(_)
+            | ServeError::Io(_)
+            | ServeError::Tls(_)
+            | ServeError::Gateway(_)
+            | ServeError::Reflection(_) => EXIT_CONFIG,
+        }
+    }
+}
+
 /// Runs the gRPC server on `listener` (and the HTTP gateway and web board on `http`, if given)
 /// until `shutdown` completes, then shuts down gracefully: health turns NOT_SERVING, new
 /// connections are refused, open ones are asked to finish (HTTP/2 GOAWAY), running searches
@@ -94,6 +121,15 @@ pub async fn run_with_engine(
         .into_axum_router();
 
     let tls = crate::tls::acceptors_from_flags(config)?;
+    // Built before any port serves, so that a bad policy flag stops the server before it
+    // answered anything, like every other flag.
+    let gateway = match &http {
+        Some(http) => Some(
+            crate::http::Gateway::new(service.clone(), config, http.local_addr()?)
+                .map_err(|e| ServeError::Gateway(e.into()))?,
+        ),
+        None => None,
+    };
     let connections = Connections::new(config.max_connections);
     let grace = config.shutdown_grace();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -146,11 +182,9 @@ pub async fn run_with_engine(
         grace,
     ));
 
-    if let Some(http) = http {
+    if let (Some(http), Some(gateway)) = (http, gateway) {
         let local = http.local_addr()?;
         tracing::info!(addr = %local, tls = tls.is_some(), "serving the HTTP gateway and web board");
-        let gateway = crate::http::Gateway::new(service.clone(), config, local)
-            .map_err(|e| ServeError::Gateway(e.into()))?;
         let mut options = ServeOptions::from_config("http", config);
         options.tls = tls.as_ref().map(|t| t.http.clone());
         ports.push(net::spawn(

@@ -14,6 +14,9 @@
 //! The client tools use [`ca_roots`] to trust a private CA (`--ca-cert`) besides the system's
 //! roots; the TLS connection itself is tonic's (`client::connect`).
 //!
+//! The leaf certificate's dates are checked at start-up too ([`validity`]): an expired one, or
+//! one not valid yet, is logged as a warning rather than refused.
+//!
 //! The crypto provider is always given explicitly (ring, the only one compiled in), so nothing
 //! here depends on a process-wide default being installed.
 
@@ -28,6 +31,8 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::config::ServerConfig;
 use crate::files::ReadError;
+
+pub mod validity;
 
 /// ALPN protocols the HTTP gateway offers, in order of preference: browsers and curl may use
 /// either.
@@ -205,7 +210,15 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 /// A rustls server configuration from a PEM certificate chain and its private key, offering
 /// [`ALPN`] (`h2`, then `http/1.1`) and rustls's safe default protocol versions (TLS 1.2, 1.3).
 pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, TlsError> {
-    let chain = load_certificates(cert)?;
+    config_for_chain(load_certificates(cert)?, cert, key)
+}
+
+/// [`server_config`] for a chain already loaded from `cert`.
+fn config_for_chain(
+    chain: Vec<CertificateDer<'static>>,
+    cert: &Path,
+    key: &Path,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let private_key = load_private_key(key)?;
     let config_error = |source: rustls::Error| match source {
         rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => {
@@ -272,14 +285,38 @@ pub fn acceptors_from_flags(config: &ServerConfig) -> Result<Option<ServerTls>, 
     let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
         return Ok(None);
     };
-    let http = server_config(cert, key).map_err(|error| ServerTlsError {
+    let flag_error = |error: TlsError| ServerTlsError {
         flags: error.server_flags(cert, key),
         error: Box::new(error),
-    })?;
+    };
+    let chain = load_certificates(cert).map_err(flag_error)?;
+    warn_about_validity(cert, &chain);
+    let http = config_for_chain(chain, cert, key).map_err(flag_error)?;
     Ok(Some(ServerTls {
         grpc: TlsAcceptor::from(h2_only(&http)),
         http: TlsAcceptor::from(http),
     }))
+}
+
+/// Logs a warning when the chain's leaf (its first certificate) is expired, not valid yet, or
+/// expires within [`validity::EXPIRY_WARNING`]. The server serves on either way (see
+/// [`validity`]).
+fn warn_about_validity(cert: &Path, chain: &[CertificateDer<'static>]) {
+    let Some(leaf) = chain.first() else { return };
+    let Some(window) = validity::Validity::of(leaf) else {
+        tracing::warn!(
+            file = %cert.display(),
+            "--tls-cert {}: cannot read the certificate's validity dates; check them with \
+             `openssl x509 -noout -dates -in {}`",
+            cert.display(),
+            cert.display()
+        );
+        return;
+    };
+    let now = validity::unix_seconds(std::time::SystemTime::now());
+    if let Some(warning) = validity::validity_warning(cert, window, now) {
+        tracing::warn!(file = %cert.display(), "{warning}");
+    }
 }
 
 #[cfg(test)]

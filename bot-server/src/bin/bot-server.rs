@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use emergo_bot_server::config::ServerConfig;
 use emergo_bot_server::logging::{self, LogFormat};
+use emergo_bot_server::server::{EXIT_CONFIG, EXIT_GRACE_EXCEEDED, EXIT_SECOND_SIGNAL};
 
 #[derive(Parser)]
 #[command(
@@ -28,19 +29,22 @@ struct Cli {
 #[tokio::main]
 async fn main() -> ExitCode {
     let mut cli = Cli::parse();
-    // Before anything else: a bad flag (an empty auth token, an unreadable token file) must
-    // stop the server before it listens, with the same exit code clap uses for bad flags.
+    // Logging first, so that the warnings of the start-up checks (a token file others can read,
+    // a certificate out of its dates) reach the log. clap accepted the name, so this always
+    // matches; validate() checks it again for configurations built in code.
+    logging::init(LogFormat::parse(&cli.config.log_format).unwrap_or(LogFormat::Text));
+    // Then a bad flag (an empty auth token, an unreadable token file) stops the server before
+    // it listens, with the code clap uses for bad flags, as every configuration fault does
+    // (`ServeError::exit_code`).
     if let Err(e) = cli.config.validate() {
         eprintln!("bot-server: {e}");
-        return ExitCode::from(2);
+        return ExitCode::from(EXIT_CONFIG);
     }
-    // validate() accepted the name, so this always matches.
-    logging::init(LogFormat::parse(&cli.config.log_format).unwrap_or(LogFormat::Text));
     let listener = match tokio::net::TcpListener::bind(cli.config.listen).await {
         Ok(l) => l,
         Err(e) => {
             eprintln!("bot-server: cannot listen on {}: {e}", cli.config.listen);
-            return ExitCode::from(2);
+            return ExitCode::from(EXIT_CONFIG);
         }
     };
     let http = if cli.config.no_http {
@@ -53,7 +57,7 @@ async fn main() -> ExitCode {
                     "bot-server: cannot listen on {} for HTTP: {e} (use --http-listen ADDR or --no-http)",
                     cli.config.http_listen
                 );
-                return ExitCode::from(2);
+                return ExitCode::from(EXIT_CONFIG);
             }
         }
     };
@@ -68,17 +72,17 @@ async fn main() -> ExitCode {
         let code = tokio::select! {
             _ = emergo_bot_server::server::shutdown_signal() => {
                 eprintln!("bot-server: second signal, exiting now");
-                130
+                EXIT_SECOND_SIGNAL
             }
             _ = tokio::time::sleep(grace) => {
                 eprintln!(
                     "bot-server: still not stopped {} ms after the shutdown signal, exiting",
                     grace.as_millis()
                 );
-                1
+                EXIT_GRACE_EXCEEDED
             }
         };
-        std::process::exit(code);
+        std::process::exit(i32::from(code));
     });
     let shutdown = async move {
         let _ = shutdown.await;
@@ -87,7 +91,7 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bot-server: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(e.exit_code())
         }
     }
 }

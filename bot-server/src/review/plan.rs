@@ -21,12 +21,19 @@ use crate::config::ServerConfig;
 use crate::engine::EmergoState;
 use crate::error::ServiceError;
 use crate::request::{self, MAX_MOVES, parse_position};
+use crate::runner::deadline_margin;
 use crate::stop::SearchId;
 
 /// Longest `record` accepted, bytes.
 pub const MAX_RECORD_BYTES: usize = 256 * 1024;
 /// Most forced moves played past the record's last move to value it.
 pub const MAX_FORCED_TAIL: usize = 64;
+/// The part of `--max-review-ms` split over a review's searches, in tenths, after the margin
+/// any deadline keeps back ([`deadline_margin`]: the review ends at the cap as at a deadline);
+/// the rest is for what is not searching (setting trees up, waiting for threads between
+/// positions, sending the turns), so that a review on an idle server finishes within the cap
+/// instead of being cut at it.
+pub const REVIEW_SEARCH_TENTHS: u64 = 9;
 
 /// Where the value of the position after a turn comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,8 +88,12 @@ pub struct ReviewJob {
     pub turns: Vec<TurnPlan>,
     /// The positions to search, ascending, each with its search state.
     pub searches: Vec<(usize, EmergoState)>,
-    /// Time budget of each search (the server's cap when the client set none).
+    /// Time budget of each search (the server's cap when the client set none), within the
+    /// review's share of [`ReviewJob::max_review`].
     pub max_time: Option<Duration>,
+    /// The server's cap on the whole review from its arrival (`--max-review-ms`): the review
+    /// ends there as at a client's deadline.
+    pub max_review: Duration,
     /// Playout budget of each search.
     pub max_playouts: Option<u64>,
     /// Positions searched at once (one thread each).
@@ -192,13 +203,19 @@ impl ReviewJob {
             searches.push((last, state(&walk)));
         }
 
-        // A total budget is split evenly over the searches.
-        if let (Some(total), false) = (r.total_time_ms, searches.is_empty()) {
-            let each = u64::from(total) / searches.len() as u64;
-            let each = Duration::from_millis(each.max(1));
+        // A total budget is split evenly over the searches: the client's, within the server's
+        // share of --max-review-ms, which holds when the client sets none, so that no review
+        // can hold a thread for thousands of positions × --max-time-ms.
+        let cap = Duration::from_millis(config.max_review_ms);
+        let searchable = cap.saturating_sub(deadline_margin(cap)).as_millis();
+        let share = u64::try_from(searchable).unwrap_or(u64::MAX) / 10 * REVIEW_SEARCH_TENTHS;
+        let total = r.total_time_ms.map_or(share, |t| u64::from(t).min(share));
+        if !searches.is_empty() {
+            let each = Duration::from_millis((total / searches.len() as u64).max(1));
             max_time = Some(max_time.map_or(each, |t| t.min(each)));
         }
-        let max_time = max_time.or(Some(Duration::from_millis(u64::from(config.max_time_ms))));
+        let cap = Duration::from_millis(u64::from(config.max_time_ms));
+        let max_time = Some(max_time.map_or(cap, |t| t.min(cap)));
 
         Ok(ReviewJob {
             game,
@@ -207,6 +224,7 @@ impl ReviewJob {
             turns: plans,
             searches,
             max_time,
+            max_review: Duration::from_millis(config.max_review_ms),
             max_playouts,
             threads: o.threads,
             multi_pv: o.multi_pv,
@@ -591,6 +609,51 @@ mod tests {
             plan(&r).unwrap().max_time,
             Some(Duration::from_millis(u64::from(config().max_time_ms)))
         );
+    }
+
+    /// A review without a total of its own gets the server's: nine tenths of
+    /// `--max-review-ms` split over its searches, so that 2,000 positions at the default
+    /// `--max-time-ms` cannot hold a thread for 33 hours.
+    #[test]
+    fn the_server_caps_a_review_s_total_time() {
+        let capped = ServerConfig {
+            max_review_ms: 4_000,
+            ..config()
+        };
+        let plan = |r: &pb::AnalyzeGameRequest| {
+            ReviewJob::from_request(r, &capped, EmergoState::from_game).unwrap()
+        };
+        // Three positions to search (before turn 1, before turn 2, after turn 2).
+        let mut r = request(INITIAL, &["a1", "i9"]);
+        r.per_turn = Some(pb::Limits {
+            max_time_ms: Some(60_000),
+            ..Default::default()
+        });
+        let job = plan(&r);
+        assert_eq!(job.searches.len(), 3);
+        // (4 s less the 250 ms deadline margin) × 9/10 over three positions.
+        assert_eq!(job.max_time, Some(Duration::from_millis(1_125)));
+        assert_eq!(job.max_review, Duration::from_secs(4));
+        // A playout budget alone gets the same time cap.
+        r.per_turn = Some(pb::Limits {
+            max_playouts: Some(1_000_000),
+            ..Default::default()
+        });
+        assert_eq!(plan(&r).max_time, Some(Duration::from_millis(1_125)));
+        // A client's total above the cap is held to it; below, it is the client's.
+        r.total_time_ms = Some(u32::MAX);
+        assert_eq!(plan(&r).max_time, Some(Duration::from_millis(1_125)));
+        r.total_time_ms = Some(300);
+        assert_eq!(plan(&r).max_time, Some(Duration::from_millis(100)));
+        // A position never gets more than --max-time-ms, whatever the share.
+        r.total_time_ms = None;
+        let roomy = ServerConfig {
+            max_review_ms: 10_000_000,
+            max_time_ms: 2_000,
+            ..config()
+        };
+        let job = ReviewJob::from_request(&r, &roomy, EmergoState::from_game).unwrap();
+        assert_eq!(job.max_time, Some(Duration::from_secs(2)));
     }
 
     #[test]
