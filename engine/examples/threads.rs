@@ -114,35 +114,26 @@ fn main() -> Result<(), String> {
     let config = config()?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let mut totals = [(0u32, Run::default(), Run::default()); 2];
-    for (gi, (_, _, fen, moves)) in pgn::parse_games(&text)
-        .iter()
-        .take(max_games as usize)
-        .enumerate()
-    {
-        for turn in (every as usize..moves.len()).step_by(every as usize) {
-            let before: Vec<&str> = moves[..turn - 1].iter().map(String::as_str).collect();
-            let game = Game::from_fen_and_moves(fen, &before).map_err(|e| format!("{e}"))?;
-            let pos = game.position();
-            if pos.legal_moves().len() < 2 {
-                // A forced move is answered without a search.
-                continue;
-            }
-            let entering = pos.in_hand(Player::White) + pos.in_hand(Player::Black) > 0;
-            let one = search(&game, &config, ms, 1);
-            let many = search(&game, &config, ms, threads);
-            println!(
-                "game {} turn {turn:>3}: {:>7} leaves on {threads} threads against {:>7} on 1 ({:.2}x), {:>4} collisions per 1,000",
-                gi + 1,
-                many.leaves,
-                one.leaves,
-                many.leaves as f64 / one.leaves.max(1) as f64,
-                1000 * many.collisions / many.leaves.max(1),
-            );
-            let slot = &mut totals[usize::from(!entering)];
-            slot.0 += 1;
-            slot.1 += one;
-            slot.2 += many;
+    for (gi, turn, game) in pgn::positions_every(&text, max_games as usize, every as usize)? {
+        let pos = game.position();
+        if pos.legal_moves().len() < 2 {
+            // A forced move is answered without a search.
+            continue;
         }
+        let entering = pos.in_hand(Player::White) + pos.in_hand(Player::Black) > 0;
+        let one = search(&game, &config, ms, 1);
+        let many = search(&game, &config, ms, threads);
+        println!(
+            "game {gi} turn {turn:>3}: {:>7} leaves on {threads} threads against {:>7} on 1 ({:.2}x), {:>4} collisions per 1,000",
+            many.leaves,
+            one.leaves,
+            many.leaves as f64 / one.leaves.max(1) as f64,
+            1000 * many.collisions / many.leaves.max(1),
+        );
+        let slot = &mut totals[usize::from(!entering)];
+        slot.0 += 1;
+        slot.1 += one;
+        slot.2 += many;
     }
     let [(n0, one0, many0), (n1, one1, many1)] = totals;
     summary("entering phase", n0, one0, many0);

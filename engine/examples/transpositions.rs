@@ -107,27 +107,19 @@ fn main() -> Result<(), String> {
     let (ms, max_games, every) = (number(2, 200)?, number(3, 10)?, number(4, 6)?.max(1));
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let (mut entering, mut later) = (Census::default(), Census::default());
-    for (gi, (_, _, fen, moves)) in pgn::parse_games(&text)
-        .iter()
-        .take(max_games as usize)
-        .enumerate()
-    {
-        for turn in (every as usize..moves.len()).step_by(every as usize) {
-            let before: Vec<&str> = moves[..turn - 1].iter().map(String::as_str).collect();
-            let game = Game::from_fen_and_moves(fen, &before).map_err(|e| format!("{e}"))?;
-            let pos = game.position();
-            let in_hand =
-                u32::from(pos.in_hand(Player::White)) + u32::from(pos.in_hand(Player::Black));
-            let c = census(&game, ms);
-            println!(
-                "game {gi:>2} turn {turn:>3} in hand {in_hand:>2}: {}",
-                c.line()
-            );
-            if in_hand > 0 {
-                entering.add(c);
-            } else {
-                later.add(c);
-            }
+    for (gi, turn, game) in pgn::positions_every(&text, max_games as usize, every as usize)? {
+        let pos = game.position();
+        let in_hand = u32::from(pos.in_hand(Player::White)) + u32::from(pos.in_hand(Player::Black));
+        let c = census(&game, ms);
+        println!(
+            "game {:>2} turn {turn:>3} in hand {in_hand:>2}: {}",
+            gi - 1,
+            c.line()
+        );
+        if in_hand > 0 {
+            entering.add(c);
+        } else {
+            later.add(c);
         }
     }
     println!("entering phase: {}", entering.line());
