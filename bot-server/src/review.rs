@@ -141,12 +141,16 @@ pub async fn run(
     tracing::debug!(search_id, "registered for StopSearch");
     // The server's cap on the review (--max-review-ms) ends it as a client's deadline would,
     // whichever comes first; it is long enough (at least a second) to plan.
-    let cap = job.arrived + job.max_review;
-    let capped = deadline.is_none_or(|d| cap < d);
-    let plan = Some(DeadlinePlan::new(
-        deadline.map_or(cap, |d| d.min(cap)),
-        Instant::now(),
-    )?);
+    // A cap too far away to be an instant (an operator's huge --max-review-ms) is no cap.
+    let cap = job.arrived.checked_add(job.max_review);
+    let capped = cap.is_some_and(|c| deadline.is_none_or(|d| c < d));
+    let end = match (deadline, cap) {
+        (Some(d), Some(c)) => Some(d.min(c)),
+        (d, c) => d.or(c),
+    };
+    let plan = end
+        .map(|end| DeadlinePlan::new(end, Instant::now()))
+        .transpose()?;
     // The searches stop if this future is dropped (the task ended by the runtime).
     let mut guard = CancelOnDrop {
         ctl: ctl.clone(),

@@ -214,8 +214,8 @@ impl ReviewJob {
             let each = Duration::from_millis((total / searches.len() as u64).max(1));
             max_time = Some(max_time.map_or(each, |t| t.min(each)));
         }
-        let cap = Duration::from_millis(u64::from(config.max_time_ms));
-        let max_time = Some(max_time.map_or(cap, |t| t.min(cap)));
+        let per_search = Duration::from_millis(u64::from(config.max_time_ms));
+        let max_time = Some(max_time.map_or(per_search, |t| t.min(per_search)));
 
         Ok(ReviewJob {
             game,

@@ -108,3 +108,29 @@ async fn a_review_still_running_at_the_cap_ends_with_its_summary() {
     holder.abort();
     server.stop().await;
 }
+
+/// A cap too long to add to an instant (`--max-review-ms` near `u64::MAX`) is no cap: the review
+/// runs on its own budget instead of panicking the task that serves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_cap_is_no_cap() {
+    let server = TestServer::start(ServerConfig {
+        threads: 2,
+        max_review_ms: u64::MAX,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut request = greedy_review();
+    request.per_turn = millis(20);
+    let mut client = server.client().await;
+    let mut stream = client.analyze_game(request).await.unwrap().into_inner();
+    let (mut turns, mut summary) = (0, None);
+    while let Some(update) = stream.message().await.unwrap() {
+        match update.update.expect("an update") {
+            Update::Turn(_) => turns += 1,
+            Update::Summary(s) => summary = Some(s),
+        }
+    }
+    let summary = summary.expect("a summary");
+    assert_eq!(turns, OPENING.len(), "{summary:?}");
+    assert_eq!(summary.stop_reason(), pb::StopReason::Time, "{summary:?}");
+}
