@@ -12,7 +12,7 @@ use crate::node::Expansion;
 use crate::params::SearchParams;
 use crate::reclaim::{Reclaimer, SharedTree};
 use crate::solver::Bounds;
-use crate::tree::{ROOT, TreeLimits};
+use crate::tree::TreeLimits;
 
 /// Everything the search threads share: borrowed by scoped threads in
 /// [`Search::run`](crate::Search::run), behind an `Arc` after
@@ -99,7 +99,7 @@ impl<G: Game> Core<G> {
     pub(crate) fn reclaim(&self) {
         let started = std::time::Instant::now();
         let old = self.tree.load();
-        let (fresh, dropped) = old.compact(ROOT, old.limits(), old.reclaim_budget());
+        let (fresh, dropped) = old.compact(old.root_index(), old.limits(), old.reclaim_budget());
         self.tree.replace(fresh);
         self.ctl.add_reclaim(dropped, started.elapsed());
         // `old` is freed when the last parked thread picks up the new tree.

@@ -43,7 +43,7 @@ use crate::node::{Child, Expansion, Node, Writers};
 use crate::select::Uct;
 use crate::sibling_cache::SiblingCache;
 use crate::solver::Bounds;
-use crate::tree::{ROOT, Tree};
+use crate::tree::Tree;
 
 /// The legal moves of the nodes near the root, which every iteration passes, and of the deeper
 /// nodes passed often: listing them again each time (the tree stores no moves) would cost more
@@ -166,10 +166,11 @@ impl<G: Game> Worker<G> {
         let threshold = u64::from(core.params.expand_threshold.max(1));
         self.state.clone_from(&core.root);
         self.path.clear();
-        let mut index = ROOT;
+        let root = tree.root_index();
+        let mut index = root;
         let mut mover = core.root_mover;
         let mut started_before = tree.root().arrive_as(self.writers);
-        self.path.push(Step { node: ROOT, mover });
+        self.path.push(Step { node: root, mover });
 
         // Whether `self.moves` holds the current node's legal moves.
         let mut moves_listed = false;
@@ -179,7 +180,7 @@ impl<G: Game> Worker<G> {
             // A proven node needs no playout: its value is exact. The root is never cut short
             // this way: every iteration must reach a child for the root's visit count to stay
             // exact (and a solved root ends the search anyway).
-            let proof = if index == ROOT {
+            let proof = if index == root {
                 None
             } else {
                 node.bounds().proven()
@@ -209,7 +210,7 @@ impl<G: Game> Worker<G> {
                     }
                     let to_move = self.state.to_move();
                     let floor =
-                        (index != ROOT).then(|| node.bounds().for_player(mover, to_move).pess());
+                        (index != root).then(|| node.bounds().for_player(mover, to_move).pess());
                     let pick = if self.siblings.remembers(self.path.len(), started_before) {
                         self.uct.select_remembered(
                             tree,

@@ -80,7 +80,7 @@ impl<G: Game> Search<G> {
                 .is_some_and(|tree| tree.try_set_limits(limits));
             if !in_place {
                 let tree = self.core.tree.load();
-                let (fresh, _) = tree.compact(ROOT, limits, tree.reuse_budget(limits));
+                let (fresh, _) = tree.compact(tree.root_index(), limits, tree.reuse_budget(limits));
                 drop(tree);
                 self.core.tree.set(fresh);
             }
@@ -136,7 +136,7 @@ impl<G: Game> Search<G> {
     /// searches (during one, nodes may be added while it walks).
     pub fn for_each_node(&self, mut f: impl FnMut(&G, u32, u64)) {
         let tree = self.core.tree.load();
-        let mut stack = vec![(self.core.root.clone(), ROOT, 0u32)];
+        let mut stack = vec![(self.core.root.clone(), tree.root_index(), 0u32)];
         let mut moves = Vec::new();
         while let Some((state, index, depth)) = stack.pop() {
             let node = tree.node(index);
@@ -218,15 +218,21 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// Plays `moves` on the root position and keeps the subtree under them with its statistics
-    /// (copied into a fresh tree, as much as fits beside the old one under the limits; the rest
-    /// is freed). Returns the visits kept (the new root's), or 0 if a move was not expanded in
-    /// the tree: then the tree starts afresh from the resulting position. The moves must be
-    /// legal. Results of the last search are reset.
+    /// Plays `moves` on the root position and keeps the subtree under them with its statistics.
+    /// Returns the visits kept (the new root's), or 0 if a move was not expanded in the tree:
+    /// then the tree starts afresh from the resulting position. The moves must be legal.
+    /// Results of the last search are reset.
+    ///
+    /// The subtree is kept in place: its node becomes the root and the rest of the tree stays
+    /// allocated but unreachable until the tree is compacted (by the reclaim of a full tree,
+    /// or [`compact_tree`](Search::compact_tree)). So advancing costs a few move generations
+    /// whatever the tree's size, and [`memory_bytes`](Search::memory_bytes) does not change.
+    /// (If a snapshot from another thread still holds the tree, the subtree is copied instead.)
     pub fn advance(&mut self, moves: &[G::Move]) -> u64 {
         let core = &mut self.core;
         let tree = core.tree.load();
-        let mut node = Some(ROOT);
+        let root = tree.root_index();
+        let mut node = Some(root);
         let mut mover = core.root_mover;
         let mut legal = Vec::new();
         for &mv in moves {
@@ -236,26 +242,61 @@ impl<G: Game> Search<G> {
         }
         core.root.rerooted();
         let limits = tree_limits(&core.params);
-        let (fresh, reused) = match node {
-            Some(ROOT) => (None, tree.root().stats().visits),
-            Some(index) if matches!(tree.node(index).expansion(), Expansion::Expanded { .. }) => {
-                let (fresh, _) = tree.compact(index, limits, tree.reuse_budget(limits));
+        let target = node.filter(|&index| {
+            index == root || matches!(tree.node(index).expansion(), Expansion::Expanded { .. })
+        });
+        let reused = match target {
+            Some(index) if index == root => tree.root().stats().visits,
+            Some(index) => {
                 core.root_mover = mover;
-                let visits = fresh.root().stats().visits;
-                (Some(fresh), visits)
+                drop(tree);
+                if let Some(tree) = core.tree.get_mut() {
+                    tree.set_root(index);
+                } else {
+                    let tree = core.tree.load();
+                    let (fresh, _) = tree.compact(index, limits, tree.reuse_budget(limits));
+                    drop(tree);
+                    core.tree.set(fresh);
+                }
+                core.tree.load().root().stats().visits
             }
             // Not in the tree, or a leaf: nothing worth keeping.
-            _ => {
+            None => {
+                drop(tree);
                 core.root_mover = core.root.to_move().other();
-                (Some(Tree::new(limits)), 0)
+                core.tree.set(Tree::new(limits));
+                0
             }
         };
-        drop(tree);
-        if let Some(fresh) = fresh {
-            core.tree.set(fresh);
-        }
         core.ctl = Control::new(reused, 0);
         reused
+    }
+
+    /// Nodes the tree holds that are no longer reachable from its root (left by
+    /// [`advance`](Search::advance)); walks the tree. Call it between searches.
+    pub fn unreachable_nodes(&self) -> u64 {
+        self.core.tree.load().unreachable_nodes()
+    }
+
+    /// Copies the root's subtree into a fresh tree under the same limits and frees the old
+    /// one, so that the nodes [`advance`](Search::advance) left unreachable stop taking
+    /// memory; keeps at most about `max_nodes` nodes (the most visited part, as a reclaim
+    /// does). Takes time in proportion to what it keeps: call it off the path of an answer.
+    /// Returns the nodes freed. Call it between searches.
+    pub fn compact_tree(&mut self, max_nodes: u64) -> u64 {
+        let tree = self.core.tree.load();
+        if tree.root_index() == ROOT && tree.len() as u64 <= max_nodes {
+            return 0;
+        }
+        let before = tree.len() as u64;
+        let limits = tree.limits();
+        let mut budget = tree.reuse_budget(limits);
+        budget.nodes = budget.nodes.min(max_nodes.max(1));
+        let (fresh, _) = tree.compact(tree.root_index(), limits, budget);
+        drop(tree);
+        let after = fresh.len() as u64;
+        self.core.tree.set(fresh);
+        before.saturating_sub(after)
     }
 }
 
@@ -323,7 +364,8 @@ mod tests {
     fn check_tree<G: Game>(search: &Search<G>) -> usize {
         let tree = search.core.tree.load();
         let threshold = u64::from(search.core.params.expand_threshold.max(1));
-        let mut stack = vec![ROOT];
+        let root = tree.root_index();
+        let mut stack = vec![root];
         let mut reached = 0;
         while let Some(index) = stack.pop() {
             reached += 1;
@@ -336,7 +378,7 @@ mod tests {
                         .filter_map(|e| tree.edge(e).child())
                         .collect();
                     let visits: u64 = children.iter().map(|&c| tree.node(c).stats().visits).sum();
-                    if index == ROOT || !node.bounds().is_exact() {
+                    if index == root || !node.bounds().is_exact() {
                         assert_eq!(stats.visits, visits + threshold, "node {index}");
                     } else {
                         assert!(stats.visits >= visits + threshold, "node {index}");
@@ -350,7 +392,15 @@ mod tests {
                 _ => {}
             }
         }
-        assert_eq!(reached, tree.len(), "unreachable nodes");
+        // Only an in-place re-root leaves nodes out of reach, and it says how many.
+        assert_eq!(
+            reached as u64 + tree.unreachable_nodes(),
+            tree.len() as u64,
+            "nodes out of reach"
+        );
+        if root == ROOT {
+            assert_eq!(reached, tree.len(), "unreachable nodes");
+        }
         reached
     }
 
@@ -416,6 +466,79 @@ mod tests {
         assert_eq!(again.reused_visits, kept);
         assert_eq!(again.root_visits, kept + 3_000);
         check_tree(&search);
+    }
+
+    /// Advancing re-roots in place: the same bytes, the old root's other subtrees out of reach
+    /// until a compaction frees them, and a search on the compacted tree as on the kept one.
+    #[test]
+    fn advancing_keeps_the_subtree_in_place_until_compacted() {
+        let params = SearchParams {
+            max_playouts: Some(4_000),
+            smart_pruning: false,
+            seed: 9,
+            ..SearchParams::default()
+        };
+        let mut search = Search::new(Nim::new(50, 3), params);
+        let first = search.run();
+        let (bytes, nodes) = (search.memory_bytes(), search.node_count());
+        let best = first.best_move.unwrap();
+        // Two plies: our move and the reply the tree liked best.
+        let reply = first.moves[0].pv[1];
+        let kept = search.advance(&[best, reply]);
+        assert!(kept > 0);
+        assert_eq!(search.memory_bytes(), bytes);
+        assert_eq!(search.node_count(), nodes);
+        let unreachable = search.unreachable_nodes();
+        assert!(unreachable > 0 && (unreachable as usize) < nodes);
+        check_tree(&search);
+        let snap = search.snapshot();
+        assert_eq!(snap.root_visits, kept);
+
+        let freed = search.compact_tree(u64::MAX);
+        assert_eq!(freed, unreachable);
+        assert_eq!(search.unreachable_nodes(), 0);
+        assert_eq!(search.node_count(), nodes - unreachable as usize);
+        assert_eq!(search.snapshot().root_visits, kept);
+        assert_eq!(search.compact_tree(u64::MAX), 0);
+        let again = search.run();
+        assert_eq!(again.reused_visits, kept);
+        check_tree(&search);
+
+        // A cap keeps the most visited part only.
+        let held = search.node_count() as u64;
+        let freed = search.compact_tree(held / 2);
+        assert!(freed >= held / 2, "{freed} of {held}");
+        assert_eq!(search.snapshot().root_visits, again.root_visits);
+    }
+
+    /// A tree re-rooted in place and then filled is reclaimed from its root: the search goes
+    /// on with exact counts and nothing out of reach afterwards.
+    #[test]
+    fn a_tree_rerooted_in_place_reclaims_from_its_root() {
+        let params = SearchParams {
+            max_playouts: Some(3_000),
+            smart_pruning: false,
+            seed: 4,
+            ..SearchParams::default()
+        };
+        let mut search = Search::new(Nim::new(60, 3), params.clone());
+        let first = search.run();
+        let kept = search.advance(&[first.best_move.unwrap()]);
+        let nodes = search.node_count();
+        // The node cap leaves room for a few hundred nodes more than the tree holds.
+        search.set_params(SearchParams {
+            max_nodes: nodes + 300,
+            max_playouts: Some(6_000),
+            ..params
+        });
+        let snap = search.run();
+        assert!(snap.reclaims > 0, "{snap:?}");
+        assert_eq!(snap.playouts, 6_000);
+        assert_eq!(snap.root_visits, kept + 6_000);
+        // A reclaim keeps some nodes' statistics without their children (see
+        // `Tree::compact`), so only what it must leave is checked: nothing out of reach.
+        assert_eq!(search.unreachable_nodes(), 0);
+        assert!(search.node_count() <= nodes + 300);
     }
 
     #[test]

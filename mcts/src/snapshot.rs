@@ -37,7 +37,9 @@ pub struct MoveStats<M> {
 pub struct Snapshot<M> {
     /// Playouts completed by this search (reused visits not counted).
     pub playouts: u64,
-    /// Nodes in the tree, root included.
+    /// Nodes the tree holds, root included: after [`Search::advance`](crate::Search::advance)
+    /// also those it left out of reach, until the tree is compacted (so that this and
+    /// `tree_bytes` describe memory, counted without walking the tree).
     pub nodes: usize,
     /// Time since the search started; frozen when it finished.
     pub elapsed: Duration,

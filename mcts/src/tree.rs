@@ -26,7 +26,8 @@ use crate::node::{Child, Edge, Expansion, Node};
 /// Bytes per chunk of either arena.
 const CHUNK_BYTES: usize = 128 << 10;
 
-/// Index of the root node.
+/// Index of a fresh tree's root node (a tree re-rooted in place has its root elsewhere, see
+/// [`Tree::set_root`]).
 pub(crate) const ROOT: u32 = 0;
 
 /// Bytes of one node.
@@ -182,6 +183,9 @@ pub(crate) struct Tree {
     limits: TreeLimits,
     /// Set (relaxed, a hint) once a reservation failed for lack of room.
     cap_reached: AtomicBool,
+    /// The root's index: [`ROOT`] in a fresh tree, a former descendant's after
+    /// [`Tree::set_root`]. Changed only with exclusive access (between searches).
+    root: u32,
 }
 
 /// Summarised: printing millions of nodes helps nobody.
@@ -193,6 +197,7 @@ impl std::fmt::Debug for Tree {
             .field("bytes", &self.memory_bytes())
             .field("limits", &self.limits)
             .field("cap_reached", &self.cap_reached())
+            .field("root", &self.root)
             .finish_non_exhaustive()
     }
 }
@@ -216,6 +221,7 @@ impl Tree {
             allocated: AtomicUsize::new((node_slots + edge_slots) * SLOT_BYTES),
             limits,
             cap_reached: AtomicBool::new(false),
+            root: ROOT,
         };
         // The root always exists, whatever the limits.
         let root = tree.nodes.reserve(1, &tree.allocated);
@@ -268,7 +274,30 @@ impl Tree {
 
     /// The root node.
     pub(crate) fn root(&self) -> &Node {
-        self.node(ROOT)
+        self.node(self.root)
+    }
+
+    /// The root node's index.
+    pub(crate) fn root_index(&self) -> u32 {
+        self.root
+    }
+
+    /// Makes the node at `index` (an expanded descendant of the root) the root, in place: the
+    /// rest of the tree stays allocated, unreachable, until a compaction copies the new root's
+    /// subtree out ([`Tree::compact`], the reclaim of a full tree). So re-rooting costs the
+    /// same whatever the tree's size, and the tree's bytes stay what they were (exactly what
+    /// its memory grant pays for). The new root's refinements are forgotten: its moves'
+    /// knowledge depends on the distance from the root.
+    pub(crate) fn set_root(&mut self, index: u32) {
+        self.node(index).reset_refinement();
+        self.root = index;
+    }
+
+    /// Nodes of the arena that are no longer reachable from the root (left by
+    /// [`Tree::set_root`]); 0 in a tree that was never re-rooted in place. Walks the root's
+    /// subtree.
+    pub(crate) fn unreachable_nodes(&self) -> u64 {
+        (self.len() as u64).saturating_sub(self.subtree_len(self.root))
     }
 
     /// Number of nodes, root included.
@@ -402,7 +431,7 @@ impl Tree {
         let fresh = Tree::new(limits);
         let threshold = self.keep_threshold(from, budget);
         fresh.root().copy_from(self.node(from));
-        if from != ROOT {
+        if from != self.root {
             // The root's knowledge depends on its distance from the root (deeper searches
             // there): a new root is asked again.
             fresh.root().reset_refinement();
@@ -446,7 +475,7 @@ impl Tree {
 
     /// Nodes in the subtree under `from`, `from` included.
     fn subtree_len(&self, from: u32) -> u64 {
-        if from == ROOT {
+        if from == ROOT && self.root == ROOT {
             return self.len() as u64;
         }
         let mut count = 0;

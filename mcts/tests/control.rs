@@ -263,7 +263,10 @@ fn tree_reuse_keeps_the_played_subtree() {
     let snapshot = search.snapshot();
     assert_eq!(snapshot.root_visits, kept);
     assert_eq!(snapshot.stop_reason, None);
-    assert!(snapshot.nodes < first.nodes);
+    // Kept in place: the same nodes held, those of the other moves out of reach.
+    assert_eq!(snapshot.nodes, first.nodes);
+    let unreachable = search.unreachable_nodes();
+    assert!(unreachable > 0 && (unreachable as usize) < first.nodes);
     let second = search.run();
     assert_eq!(second.reused_visits, kept);
     assert_eq!(second.playouts, 4_000);
