@@ -221,7 +221,7 @@ mod tests {
         }
     }
 
-    /// Issue 13 item 2: the visits a ponder added, per reply, and the part of a reuse they are.
+    /// The visits a ponder added, per reply, and the part of a reuse they are.
     #[test]
     fn pondered_visits_per_reply() {
         let mv = |s: &str| s.parse::<Move>().unwrap();
@@ -239,7 +239,7 @@ mod tests {
         assert!(p.by_reply.is_empty());
     }
 
-    /// Issue 16 item 2: a kept tree's grant shrinks to what the tree holds and counts as kept;
+    /// A kept tree's grant shrinks to what the tree holds and counts as kept;
     /// taken out again it is a running search's; evicted or dropped, its bytes come back.
     #[test]
     fn kept_trees_hold_what_they_use_of_the_budget() {

@@ -1,5 +1,6 @@
 //! Prometheus metrics: requests by RPC and status, latency, queue, running searches, ponders,
-//! playouts, tree memory (in use, kept, budget) and reclaims, game reviews and their turns.
+//! playouts, tree memory (in use, kept, budget) and reclaims, game reviews and their turns, and
+//! how late timed answers left.
 //!
 //! Recording goes through the `metrics` facade (a no-op until a recorder is installed), so the
 //! service code records unconditionally; `--metrics-listen` installs the Prometheus recorder and
@@ -9,7 +10,7 @@ use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
 /// Records one finished RPC.
@@ -38,6 +39,15 @@ pub fn search_finished(playouts: u64, playouts_per_second: f64, reclaims: u32, r
     metrics::counter!("emergo_tree_reclaims_total").increment(u64::from(reclaims));
     metrics::counter!("emergo_tree_nodes_reclaimed_total").increment(reclaimed);
 }
+
+/// Records how late an answer with a time budget left, against the budget counted from the
+/// request's arrival (zero when on time): what a referee's clock sees, less the network.
+pub fn answer_overrun(late: Duration) {
+    metrics::histogram!(ANSWER_OVERRUN).record(late.as_secs_f64());
+}
+
+/// The overrun histogram's name; its buckets are finer than the latency ones.
+const ANSWER_OVERRUN: &str = "emergo_answer_overrun_seconds";
 
 /// Records a finished game review (AnalyzeGame) and the turns it analysed.
 pub fn review_finished(turns: u64) {
@@ -100,6 +110,11 @@ pub fn handle() -> Option<PrometheusHandle> {
                 .set_buckets(&[
                     0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                 ])
+                .ok()?
+                .set_buckets_for_metric(
+                    Matcher::Full(ANSWER_OVERRUN.to_owned()),
+                    &[0.0, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0],
+                )
                 .ok()?
                 .install_recorder()
                 .ok()

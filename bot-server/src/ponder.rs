@@ -1,4 +1,4 @@
-//! Pondering (issue 13 item 2): after answering a BestMove that asked for it
+//! Pondering: after answering a BestMove that asked for it
 //! (`SearchOptions.ponder`, with a game id), the server goes on searching the game's tree from
 //! the position after its answer — the opponent's turn — so that the game's next request, after
 //! the opponent's reply, reuses a larger subtree.
@@ -17,11 +17,16 @@
 //!   move, and tree reuse advances it by the opponent's reply.
 //! - **A cap**: `--max-ponder-ms` (0 turns pondering off), and shutdown.
 //! - **Memory**: the answered search's tree-memory grant moves with its tree into the ponder,
-//!   cut to the ponder's share (its threads' share, like any search), and with the tree into
-//!   the game store afterwards.
+//!   cut to what the tree holds plus what is free, up to the ponder's share (its threads'
+//!   share, like any search): a ponder never evicts another game's kept tree. A search that
+//!   finds its own share held by ponders stops them all and waits for their trees to be parked
+//!   (`Engine::grow_grant`): their memory is as preemptible as their threads.
 //!
 //! The slot of a game's ponder ([`PonderSlot`]) is taken *before* the answer goes out, so a
-//! next request that arrives at once still finds (and waits for) the tree.
+//! next request that arrives at once still finds (and waits for) the tree. The same slot,
+//! with no ponder behind it, covers the other moments when a game's tree is on its way to the
+//! store after the answer left: an answer sent before the search threads stopped, and a
+//! crowded tree compacted after answering.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -37,7 +42,8 @@ use crate::stop::{StopCause, StopControl};
 pub const HANDOVER_WAIT: Duration = Duration::from_secs(2);
 
 /// The ponders of games, by game id: each one's stop switch. An entry lives from just before
-/// the answer that starts a ponder until its tree is parked.
+/// the answer that starts a ponder (or leaves before the tree is parked) until its tree is
+/// parked.
 #[derive(Debug, Default)]
 pub struct Ponders {
     map: Mutex<HashMap<String, Arc<StopControl>>>,
@@ -111,7 +117,7 @@ impl Ponders {
         }
     }
 
-    /// Stops every ponder (shutdown).
+    /// Stops every ponder (shutdown, or a search that needs the memory they hold).
     pub fn stop_all(&self, cause: StopCause) {
         for ctl in self.lock().values() {
             ctl.stop(cause);
@@ -124,6 +130,24 @@ impl Ponders {
         let end = Instant::now() + timeout;
         let mut map = self.lock();
         while map.contains_key(game_id) {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            map = self
+                .gone
+                .wait_timeout(map, left)
+                .map_or_else(|e| e.into_inner().0, |(map, _)| map);
+        }
+        true
+    }
+
+    /// Blocks until no game ponders (every pondered tree is parked), at most `timeout`; true if
+    /// none does. Blocking, like [`Ponders::wait_for`].
+    pub fn wait_all(&self, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        let mut map = self.lock();
+        while !map.is_empty() {
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return false;

@@ -226,9 +226,26 @@ impl Engine {
         threads: usize,
         grant: &mut TreeGrant,
     ) -> Search<EmergoState> {
-        let evict = || self.games.evict_oldest().map(drop).is_some();
-        params.max_tree_bytes = grant.grow_to(self.memory.share(threads), evict);
+        params.max_tree_bytes = self.grow_grant(grant, self.memory.share(threads));
         Search::new(state, params)
+    }
+
+    /// Grows a search's `grant` to `share`: from free memory first; then, if ponders hold what
+    /// is missing, from theirs (a ponder's memory is as preemptible as its threads: they are
+    /// stopped, and their trees parked and so evictable); then by evicting the least recently
+    /// used kept trees. Returns the bytes granted: the share, unless a ponder did not stop in
+    /// time. Blocking (it may wait for ponders): call it from a supervisor thread.
+    fn grow_grant(&self, grant: &mut TreeGrant, share: usize) -> usize {
+        if grant.grow_to(share, || false) >= share {
+            return share;
+        }
+        if !self.ponders.is_empty() {
+            self.ponders.stop_all(StopCause::Preempted);
+            if !self.ponders.wait_all(crate::ponder::HANDOVER_WAIT) {
+                tracing::warn!("a ponder did not give its memory back in time");
+            }
+        }
+        grant.grow_to(share, || self.games.evict_oldest().map(drop).is_some())
     }
 
     /// `tree` advanced by `moves` (keeping the subtree below them), its grant grown to the
@@ -242,12 +259,11 @@ impl Engine {
         threads: usize,
     ) -> (BudgetedSearch, u64) {
         let share = self.memory.share(threads);
-        let evict = || self.games.evict_oldest().map(drop).is_some();
         let BudgetedSearch {
             mut search,
             mut grant,
         } = tree;
-        grant.grow_to(share, evict);
+        self.grow_grant(&mut grant, share);
         // The grant covers what the tree holds. A tree larger than this search's share (its
         // last search had more threads) is cut down to it by `set_params`; the limit is set
         // before `advance`, whose copy must stay within it too.

@@ -18,7 +18,7 @@ pub const MAX_MARGIN: Duration = Duration::from_millis(250);
 /// and the request's own transit (the client's clock started before the server saw the
 /// request). A quarter of the time, at least [`MIN_MARGIN`], at most [`MAX_MARGIN`].
 ///
-/// Measured (issue 12 item 8: 100 BestMove calls per deadline, 2 cores, a busy loop and other
+/// Measured (100 BestMove calls per deadline, 2 cores, a busy loop and other
 /// builds running, load average 6–7): with a tenth, at least 5 ms, and the budget counted from
 /// the request's arrival, 40–65% of the calls with 20 and 50 ms deadlines and 10–20% with
 /// 100 ms missed them. The time lost went to setting up the tree (up to 8 ms, now paid from the

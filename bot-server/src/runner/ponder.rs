@@ -70,9 +70,24 @@ pub fn run(engine: &Arc<Engine>, job: PonderJob, tree: BudgetedSearch) {
             )
         })
         .flatten();
-    let Some(threads_grant) = threads_grant else {
-        // No idle thread, the game is over, or its next request is here already: keep the
-        // tree as the search left it (reuse advances it by both moves).
+    // The ponder's tree memory: what its tree holds, plus what is free up to the share of a
+    // search on its threads. A ponder never evicts another game's kept tree, and what it holds
+    // beyond its tree goes back as soon as a search needs it (`Engine::grow_grant` stops the
+    // ponders and the parked tree's grant shrinks to its bytes). A tree larger than the share
+    // (the answered search had more threads) is cut down by `set_params`.
+    let limit = threads_grant.as_ref().map(|t| {
+        let share = engine.memory.share(t.threads);
+        grant.shrink_to(search.memory_bytes());
+        grant.grow_to(share, || false);
+        (share, share.min(grant.bytes()))
+    });
+    // Without half its share to grow into, a ponder would spend its time reclaiming.
+    let ponder = threads_grant
+        .zip(limit)
+        .filter(|(_, (share, limit))| *limit >= share / 2 && *limit > search.memory_bytes());
+    let Some((threads_grant, (_, limit))) = ponder else {
+        // No idle thread or memory, the game is over, or its next request is here already:
+        // keep the tree as the search left it (reuse advances it by both moves).
         tracing::debug!(over, "no ponder");
         let tree = BudgetedSearch { search, grant };
         let garbage = park(
@@ -88,11 +103,6 @@ pub fn run(engine: &Arc<Engine>, job: PonderJob, tree: BudgetedSearch) {
         return;
     };
     crate::metrics::pondering(engine.admission.preemptible());
-    // The ponder's share of the tree memory, like any search on its threads: a tree larger
-    // than that (the answered search had more threads) is cut down by `set_params`, whose limit
-    // the advance's copy respects too.
-    let share = engine.memory.share(threads_grant.threads);
-    let limit = share.min(grant.bytes());
     let mut params = search.params().clone();
     params.threads = threads_grant.threads;
     params.max_tree_bytes = limit;

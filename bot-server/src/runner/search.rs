@@ -19,7 +19,7 @@ use crate::engine::EmergoState;
 use crate::error::ServiceError;
 use crate::games::{BudgetedSearch, KeptGame, Pondered};
 use crate::memory::TreeGrant;
-use crate::ponder::PonderJob;
+use crate::ponder::{PonderJob, PonderSlot};
 use crate::request::SearchJob;
 use crate::stop::{CancelOnDrop, SearchId, StopCause, StopControl};
 
@@ -105,6 +105,7 @@ impl Engine {
             done_tx: Some(done_tx),
             deadline_limited: false,
             pondered: 0,
+            handover: None,
         };
         // The supervisor does all the heavy lifting off the runtime: it sets the tree up, watches
         // the search, builds the final update, and parks (or drops: big trees take milliseconds
@@ -192,6 +193,10 @@ struct Supervisor {
     deadline_limited: bool,
     /// Visits of the reused tree that a ponder added.
     pondered: u64,
+    /// Taken when the answer leaves before the search's threads have stopped: the game's
+    /// place in [`crate::ponder::Ponders`], so that its next request waits for the tree to be
+    /// parked (or pondered on) instead of missing it.
+    handover: Option<PonderSlot>,
 }
 
 impl Supervisor {
@@ -232,13 +237,16 @@ impl Supervisor {
         let engine = self.engine.clone();
         // A ponder of this game was stopped when the request arrived: its tree is parked as
         // soon as its threads have stopped.
+        // The wait is inside the budget: at most half of what is left of it, after which the
+        // search goes on without the tree rather than answer late.
         if let Some(id) = &self.job.game_id {
-            if !engine.ponders.wait_for(id, crate::ponder::HANDOVER_WAIT) {
-                tracing::warn!("the game's ponder did not hand its tree over in time");
+            if !engine.ponders.wait_for(id, self.handover_wait()) {
+                tracing::warn!("the game's tree was not handed over in time");
             }
         }
-        // Advancing a kept tree copies it, a mismatched one must be freed, and making room may
-        // free kept trees: all take time, so they happen here rather than on the runtime.
+        // Advancing a kept tree re-roots it in place (cheap whatever its size), but a
+        // mismatched one must be freed and making room may free kept trees: these take time,
+        // so they happen here rather than on the runtime.
         let (mut search, pondered) =
             engine.reuse_or_new(&self.job, state, params, self.threads, grant);
         self.pondered = pondered;
@@ -252,8 +260,8 @@ impl Supervisor {
                 search.set_params(params);
             }
         }
-        // A game clock's hard limit counts from the request's arrival: what is left of it is
-        // set last, after the set-up above took its time (issue 13 item 6).
+        // The budget (fixed or a clock's hard limit) counts from the request's arrival: what is
+        // left of it is set last, after the set-up above took its time.
         let mut params = search.params().clone();
         self.budget.limit(&mut params);
         if params.max_time != search.params().max_time {
@@ -262,17 +270,39 @@ impl Supervisor {
         search
     }
 
+    /// How long the set-up may wait for the game's tree to be parked: half of what is left of
+    /// the time budget (the deadline's, the clock's target or the fixed one), at most
+    /// [`crate::ponder::HANDOVER_WAIT`].
+    fn handover_wait(&self) -> Duration {
+        let now = Instant::now();
+        let by_deadline = self
+            .plan
+            .map(|p| p.search_end.saturating_duration_since(now));
+        [by_deadline, self.budget.time_left()]
+            .into_iter()
+            .flatten()
+            .map(|left| left / 2)
+            .fold(crate::ponder::HANDOVER_WAIT, Duration::min)
+    }
+
     /// Watches the running search until it ends: reports every interval, lets the game clock
-    /// stop it, and answers by the deadline's `answer_by` even if search threads are still
-    /// finishing. Returns the best move if it answered already.
+    /// stop it, and answers by the deadline's or the budget's `answer_by` even if search
+    /// threads are still finishing. Returns the best move if it answered already.
     fn watch(&mut self, handle: &SearchHandle<EmergoState>) -> Option<Move> {
         let interval = self.job.report_interval;
         // Clocked searches are looked at more often than reports go out.
         let mut next_report = Instant::now() + interval;
+        // Until the root is expanded there is no move to answer with: past `answer_by`, the
+        // supervisor then looks again every millisecond.
+        let mut no_move_yet = None;
         loop {
             let now = Instant::now();
             let report = self.updates.as_ref().map(|_| next_report);
-            let answer_by = self.plan.map(|p| p.answer_by);
+            let answer_by = [self.plan.map(|p| p.answer_by), self.budget.answer_by()]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(|by| no_move_yet.map_or(by, |t: Instant| t.max(by)));
             let wake = [report, answer_by, self.budget.next_look(now)]
                 .into_iter()
                 .flatten()
@@ -284,7 +314,10 @@ impl Supervisor {
                 return None;
             }
             if answer_by.is_some_and(|by| Instant::now() >= by) {
-                return self.answer_now(handle);
+                match self.answer_now(handle) {
+                    Some(answered) => return Some(answered),
+                    None => no_move_yet = Some(Instant::now() + Duration::from_millis(1)),
+                }
             }
             if self.budget.clocked() && self.budget.look(&handle.snapshot()) {
                 self.ctl.stop(StopCause::Budget);
@@ -305,11 +338,16 @@ impl Supervisor {
         }
     }
 
-    /// The deadline's `answer_by` came while the threads are past their time but have not all
-    /// noticed yet (on a busy machine a search thread can wait several milliseconds for a
-    /// core): answers from what the tree holds now rather than wait for them and miss the
-    /// deadline. They stop at their next check. Returns the move answered.
+    /// The deadline's or the budget's `answer_by` came while the threads are past their time
+    /// but have not all noticed yet (on a busy machine a search thread can wait several
+    /// milliseconds for a core; all wait while one reclaims a full tree): answers from what the
+    /// tree holds now rather than wait for them and answer late. They stop at their next
+    /// check. Returns the move answered; `None` if the tree has no move yet (the root's
+    /// expansion is not finished): nothing was sent, and the search goes on to its first move.
     fn answer_now(&mut self, handle: &SearchHandle<EmergoState>) -> Option<Move> {
+        let snapshot = handle.snapshot();
+        let best = snapshot.best_move?;
+        self.ctl.flag().store(true, Ordering::SeqCst);
         let cause = self.ctl.cause();
         let stop = match cause {
             StopCause::None | StopCause::Budget => MctsStop::Time,
@@ -319,17 +357,29 @@ impl Supervisor {
             | StopCause::Preempted
             | StopCause::Superseded => MctsStop::Stopped,
         };
-        self.ctl.flag().store(true, Ordering::SeqCst);
-        let snapshot = handle.snapshot();
         let reason = final_reason(Some(stop), cause, self.deadline_limited);
         let mut update = convert::update(&snapshot, &self.fen, self.threads, true, Some(reason));
         self.budget
             .finish(&mut update, Some(stop), self.deadline_limited);
         set_pondered(&mut update, self.pondered);
         tracing::debug!("answered before every search thread had stopped");
-        let tx = self.done_tx.take()?;
-        let _ = tx.send(update);
-        snapshot.best_move
+        if let (Some(id), true) = (&self.job.game_id, self.job.root_moves.is_empty()) {
+            if self.engine.config.kept_games > 0 {
+                self.handover = self.engine.ponders.begin(id);
+            }
+        }
+        self.send(update);
+        Some(best)
+    }
+
+    /// Sends the answer unless it was sent already, and records how late it left.
+    fn send(&mut self, update: pb::AnalysisUpdate) {
+        if let Some(tx) = self.done_tx.take() {
+            if let Some(late) = self.budget.overrun() {
+                crate::metrics::answer_overrun(late);
+            }
+            let _ = tx.send(update);
+        }
     }
 
     /// Sends the answer (unless sent already) and disposes of the tree: handed to the game's
@@ -354,12 +404,40 @@ impl Supervisor {
                 self.ctl.cause(),
                 StopCause::None | StopCause::Budget | StopCause::Stopped
             );
+        // An early answer's slot: the ponder's, or given up once the tree is parked below.
+        let mut handover = self.handover.take();
         let ponder = match (&job.game_id, answered) {
-            (Some(id), Some(best)) if wants_ponder && job.root_moves.is_empty() => {
-                engine.ponders.begin(id).map(|slot| (slot, best))
-            }
+            (Some(id), Some(best)) if wants_ponder && job.root_moves.is_empty() => handover
+                .take()
+                .or_else(|| engine.ponders.begin(id))
+                .map(|slot| (slot, best)),
             _ => None,
         };
+        // A crowded kept tree (re-rooted in place, move after move, it keeps the lines not
+        // played) is compacted after answering, before it is parked: off the answer path, and
+        // the game's next request waits for it in its own budget (the slot).
+        if let (None, Some(id), true) = (&ponder, &job.game_id, job.root_moves.is_empty()) {
+            if crowded(&tree.search, engine.config.kept_nodes) {
+                let slot = handover.take().or_else(|| engine.ponders.begin(id));
+                let kept = KeptGame {
+                    fen: job.position.fen.clone(),
+                    moves: job.position.moves.clone(),
+                    tree,
+                    pondered: Pondered::default(),
+                };
+                let id = id.clone();
+                self.send(update);
+                let mut kept = kept;
+                // At most a quarter of the kept-nodes cap: the copy's time stays bounded.
+                let cap = u64::try_from(engine.config.kept_nodes / 4).unwrap_or(u64::MAX);
+                let freed = kept.tree.search.compact_tree(cap);
+                tracing::debug!(freed, "kept tree compacted after answering");
+                let garbage = engine.games.put(id, kept);
+                drop(slot);
+                drop(garbage);
+                return;
+            }
+        }
         // Otherwise park the tree before answering, so that the game's next request finds it;
         // drop whatever that evicts (or the tree itself) after answering.
         let (garbage, ponder) = match (ponder, &job.game_id, job.root_moves.is_empty()) {
@@ -375,9 +453,9 @@ impl Supervisor {
             }
             _ => (vec![tree], None),
         };
-        if let Some(tx) = self.done_tx.take() {
-            let _ = tx.send(update);
-        }
+        // The tree is parked: the game's next request, if it came already, may take it now.
+        drop(handover);
+        self.send(update);
         drop(garbage);
         if let Some((slot, best, tree)) = ponder {
             // The search's threads and id go first: the ponder takes only idle threads.
@@ -392,6 +470,14 @@ impl Supervisor {
             super::ponder::run(&engine, job, tree);
         }
     }
+}
+
+/// Whether a tree about to be kept holds so much that it should be compacted first: more than
+/// half the nodes the server keeps (`--kept-nodes`), or than half of what its byte limit lets
+/// it fill (a reclaim would come soon in the next search, inside its time).
+fn crowded(search: &Search<EmergoState>, kept_nodes: usize) -> bool {
+    let usable = search.params().max_tree_bytes / 4 * 3;
+    search.node_count() > kept_nodes / 2 || search.memory_bytes() > usable / 2
 }
 
 /// The final update's stop reason: the search's own, with the causes only the server knows

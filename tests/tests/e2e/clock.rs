@@ -1,4 +1,4 @@
-//! Game clocks end to end (issue 13 items 1, 5, 6): BestMove with `Limits.clock` over gRPC and
+//! Game clocks and time budgets end to end: BestMove with `Limits.clock` over gRPC and
 //! the HTTP gateway, and `emergo arena --tc` against a server. Timings are never asserted as
 //! numbers; only relations the time manager promises (budget within the clock less the margin,
 //! the answer's wall time within the hard limit plus slack for a loaded machine).
@@ -143,7 +143,7 @@ async fn best_move_with_a_clock_reports_a_budget_within_it() {
 }
 
 /// The gateway's JSON follows the contract: `limits.clock` in, the budget figures out.
-/// Issue 15: a budget the server's caps cut is reported as capped, with the budget granted,
+/// A budget the server's caps cut is reported as capped, with the budget granted,
 /// whatever ended the search (time, or the best move settling early).
 #[tokio::test]
 async fn a_budget_cut_by_the_server_cap_says_capped() {
@@ -325,11 +325,55 @@ fn tc_is_checked() {
     assert!(ok, "{err}");
 }
 
-/// Issue 13 item 6, the benchmark (run by hand: `cargo test --release -p emergo-tests --test
+/// The benchmark (run by hand: `cargo test --release -p emergo-tests --test
 /// e2e -- --ignored --nocapture reuse_wall_gap`): one game, its tree reused from move to
-/// move, first with a fixed `max_time_ms` (the budget counts from the search's start, as
-/// before), then with a clock whose share is the same; prints the median and worst of
+/// move, first with a fixed `max_time_ms`, then with a clock whose share is the same (both
+/// count from the request's arrival); prints the median and worst of
 /// answer wall time − budget for answers that reused 20,000–100,000 visits.
+/// A fixed `max_time_ms` counts from the request's arrival, as a referee counts: a request
+/// that waited for the only search thread longer than its budget searches at once for the
+/// least time and answers, reporting the client's budget and the wall time it really took.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixed_budget_counts_from_arrival() {
+    let server = TestServer::start(ServerConfig {
+        threads: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut first = server.client().await;
+    let mut second = server.client().await;
+    let long = pb::Limits {
+        max_time_ms: Some(800),
+        ..Default::default()
+    };
+    let short = pb::Limits {
+        max_time_ms: Some(200),
+        ..Default::default()
+    };
+    let mut exhaustive = request(&[], long, "");
+    exhaustive.options.as_mut().unwrap().exhaustive = true;
+    let holder = tokio::spawn(async move { first.best_move(exhaustive).await });
+    // The second request arrives while the first holds the thread.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let r = second
+        .best_move(request(&[], short, ""))
+        .await
+        .unwrap()
+        .into_inner();
+    holder.await.unwrap().unwrap();
+    assert!(!r.best_move.is_empty(), "{r:?}");
+    let s = stats(&r);
+    assert_eq!(s.budget_ms, 200, "{s:?}");
+    assert_eq!(s.budget_reason, pb::BudgetReason::Fixed as i32, "{s:?}");
+    // It waited about 700 ms: its budget was spent before it could start.
+    assert!(s.answer_wall_ms >= 400, "{s:?}");
+    assert!(
+        s.elapsed_ms < 100,
+        "the search took its whole budget after waiting: {s:?}"
+    );
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn reuse_wall_gap() {

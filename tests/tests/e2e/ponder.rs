@@ -1,4 +1,4 @@
-//! Pondering end to end (issue 13 item 2): `SearchOptions.ponder` on a BestMove with a game id
+//! Pondering end to end: `SearchOptions.ponder` on a BestMove with a game id
 //! keeps the server searching the position after its answer until the game's next request,
 //! which reuses the pondered subtree; ponders hold only idle threads and give them up to any
 //! request that would wait; a cap ends them. Only relations are asserted (more reused visits
@@ -115,7 +115,7 @@ async fn two_moves(
     (first, stats(&next))
 }
 
-/// Issue 13 item 2: the same game twice, without and with pondering: the pondered tree gives
+/// The same game twice, without and with pondering: the pondered tree gives
 /// the next move more reused visits, and says how many of them pondering added.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pondering_adds_to_the_reused_visits_of_the_next_move() {
@@ -157,7 +157,7 @@ async fn pondering_adds_to_the_reused_visits_of_the_next_move() {
     server.stop().await;
 }
 
-/// Issue 13 item 2: with every thread pondering, a request of another game is granted at once
+/// With every thread pondering, a request of another game is granted at once
 /// (the ponder is preempted, not waited out), and the pondered tree is still there for the
 /// game's next move.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -204,7 +204,59 @@ async fn a_request_of_another_game_preempts_the_ponder() {
     server.stop().await;
 }
 
-/// Issue 13 item 2: `--max-ponder-ms` ends a ponder nobody stops (its tree is kept with what
+/// Every search gets its share of the tree memory however many games ponder: three games on
+/// a two-thread server with 64 MiB, eight 300 ms moves each, every move pondered. A thread given back by an answered
+/// search may be granted before that search's memory, carried on into its ponder, is parked;
+/// the new search then stops the ponders and waits for their trees to be parked, rather than
+/// search in a tree of one node, reclaiming on every playout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ponders_give_their_memory_to_new_searches() {
+    let server = TestServer::start(ServerConfig {
+        threads: 2,
+        max_tree_memory: Some(64 << 20),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut games = Vec::new();
+    for g in 0..3 {
+        let mut client = server.client().await;
+        games.push(tokio::spawn(async move {
+            let mut moves: Vec<String> = Vec::new();
+            let mut seen = Vec::new();
+            for _ in 0..8 {
+                let mut req = request(&moves, 0, &format!("memory-{g}"), true);
+                req.limits = Some(pb::Limits {
+                    max_time_ms: Some(300),
+                    ..Default::default()
+                });
+                let r = client.best_move(req).await.unwrap().into_inner();
+                if r.best_move.is_empty() {
+                    break;
+                }
+                seen.push(stats(&r));
+                let reply = expected_reply(&moves, &r);
+                moves.push(r.best_move.clone());
+                moves.push(reply);
+            }
+            seen
+        }));
+    }
+    for game in games {
+        for s in game.await.unwrap() {
+            assert!(
+                u64::from(s.reclaims) * 100 <= s.playouts + 100,
+                "a search reclaimed its tree on most playouts: {s:?}"
+            );
+            assert!(
+                s.tree_bytes >= 256 << 10 || s.playouts < 2_000,
+                "a search without its share of the tree memory: {s:?}"
+            );
+        }
+    }
+    server.stop().await;
+}
+
+/// `--max-ponder-ms` ends a ponder nobody stops (its tree is kept with what
 /// it found), and 0 turns pondering off.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cap_ends_a_ponder_and_zero_turns_pondering_off() {
@@ -260,7 +312,7 @@ async fn the_cap_ends_a_ponder_and_zero_turns_pondering_off() {
     server.stop().await;
 }
 
-/// Issue 13 item 2: a ponder needs a game id, and only BestMove ponders: INVALID_ARGUMENT
+/// A ponder needs a game id, and only BestMove ponders: INVALID_ARGUMENT
 /// naming the field, over gRPC and HTTP.
 #[tokio::test]
 async fn ponder_without_a_game_id_or_on_analyze_is_refused() {

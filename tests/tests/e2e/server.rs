@@ -150,7 +150,7 @@ async fn best_move_and_analyze() {
     assert!(last.r#final);
     assert_eq!(last.stop_reason(), pb::StopReason::Time);
     assert_eq!(last.fen, "8a@/9/9/9/9/9/9/9/A@8 w 2 11,11");
-    // Issue 15: one headline value, the best move's own.
+    // One headline value, the best move's own.
     assert_eq!(last.best_move, last.moves[0].r#move);
     assert_eq!(last.root_value, last.moves[0].value);
     for m in last.moves.iter().take(3) {
@@ -448,7 +448,7 @@ async fn deadline_clips_the_budget() {
     server.stop().await;
 }
 
-/// Issue 12: a 50 KB unparsable move came back as a 50 KB `grpc-message`, which stock gRPC
+/// A 50 KB unparsable move once came back as a 50 KB `grpc-message`, which stock gRPC
 /// clients refuse (metadata limit) and report as RESOURCE_EXHAUSTED. The echo is cut short.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_bad_moves_get_short_invalid_argument_errors() {
@@ -473,7 +473,7 @@ async fn huge_bad_moves_get_short_invalid_argument_errors() {
     server.stop().await;
 }
 
-/// Issue 12: a `grpc-timeout` too large for `Instant + Duration` made the server panic. It is
+/// A `grpc-timeout` too large for `Instant + Duration` once made the server panic. It is
 /// clamped now: the search runs with its own budget and answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn absurd_grpc_timeouts_are_clamped_not_fatal() {
@@ -681,6 +681,52 @@ async fn game_id_reuses_the_tree() {
         .unwrap()
         .into_inner();
     assert_eq!(info.load.unwrap().kept_games, 2);
+    server.stop().await;
+}
+
+/// A kept tree is re-rooted in place, so it keeps the lines not played until compacted; the
+/// server compacts a crowded one after answering, so that a long game keeps its tree under
+/// the kept-nodes cap (a tree over it would be dropped, not kept) and every move reuses the
+/// last one's subtree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_game_keeps_reusing_its_tree_under_the_kept_nodes_cap() {
+    let server = TestServer::start(ServerConfig {
+        kept_nodes: 10_000,
+        ..config()
+    })
+    .await;
+    let mut c = server.client().await;
+    let mut moves: Vec<String> = vec![];
+    for turn in 0..10 {
+        let r = c
+            .best_move(pb::BestMoveRequest {
+                position: position(
+                    INITIAL,
+                    &moves.iter().map(String::as_str).collect::<Vec<_>>(),
+                ),
+                limits: playouts(3_000),
+                options: Some(pb::SearchOptions {
+                    game_id: "long".into(),
+                    seed: 7,
+                    threads: 1,
+                    ..Default::default()
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let a = r.analysis.unwrap();
+        let s = a.stats.unwrap();
+        if turn > 0 {
+            assert!(s.reused_visits > 0, "move {turn} reused nothing: {s:?}");
+        }
+        // Our move and the reply the tree expects.
+        let pv = &a.moves[0].pv;
+        if pv.len() < 2 {
+            break;
+        }
+        moves.extend(pv[..2].iter().cloned());
+    }
     server.stop().await;
 }
 
