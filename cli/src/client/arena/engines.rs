@@ -51,6 +51,10 @@ pub enum Answer {
         /// The server's wall time from the request's arrival to its answer
         /// (`SearchStats.answer_wall_ms`); servers only.
         server_wall_ms: Option<u64>,
+        /// The time from arrival within which the server promised its answer
+        /// (`SearchStats.budget_max_ms`: the fixed budget, or a clock's hard limit); servers
+        /// with a time budget only.
+        budget_ms: Option<u64>,
     },
     /// The engine did not answer in time: the game is lost on time.
     Timeout(String),
@@ -158,6 +162,7 @@ impl ServerEngine {
                             reused_visits: stats.map(|s| s.reused_visits),
                             playouts: stats.map(|s| s.playouts),
                             server_wall_ms: stats.map(|s| s.answer_wall_ms),
+                            budget_ms: stats.map(|s| s.budget_max_ms).filter(|&ms| ms > 0),
                             text: resp.best_move,
                         },
                         retries,
@@ -352,6 +357,7 @@ impl Seat {
                                 reused_visits,
                                 playouts,
                                 server_wall_ms: None,
+                                budget_ms: None,
                             },
                             None => Answer::Failure("no move offered".to_owned()),
                         }

@@ -55,6 +55,9 @@ pub struct SideStats {
     /// Servers: the most a move's measured time exceeded the server's own wall time for it
     /// (`answer_wall_ms`): the network and the client, which the clock margin must cover.
     pub max_overhead_ms: Option<u64>,
+    /// Servers with a time budget: how late each move's answer came as the arena measured it
+    /// (its wall time less the server's promised budget, 0 when on time), milliseconds.
+    pub late_ms: Vec<u64>,
 }
 
 /// A finished game.
@@ -190,7 +193,12 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
                 reused_visits,
                 playouts,
                 server_wall_ms,
+                budget_ms,
             } => {
+                if let Some(budget) = budget_ms {
+                    side.late_ms
+                        .push((used.as_millis() as u64).saturating_sub(budget));
+                }
                 if let Some(w) = server_wall_ms {
                     let over = (used.as_millis() as u64).saturating_sub(w);
                     side.max_overhead_ms = Some(side.max_overhead_ms.unwrap_or(0).max(over));

@@ -125,7 +125,7 @@ struct Sink {
 
 impl Sink {
     fn create(dir: &std::path::Path) -> Result<Sink, ClientError> {
-        // io errors do not say which file; the user needs to know (issue 15).
+        // io errors do not say which file; the user needs to know.
         let named = |path: &std::path::Path, e: std::io::Error| {
             ClientError::Invalid(format!("--out {}: {e}", path.display()))
         };

@@ -20,6 +20,9 @@ struct EngineTally {
     moves_with_reuse: u64,
     reused_visits: u64,
     retries: u64,
+    /// Servers with a time budget: each answer's lateness, milliseconds (see
+    /// `SideStats::late_ms`).
+    late_ms: Vec<u64>,
     timeouts: u32,
     time_forfeits: u32,
     illegal_moves: u32,
@@ -99,6 +102,7 @@ impl MatchTally {
             t.moves_with_reuse += u64::from(stats.moves_with_reuse);
             t.reused_visits += stats.reused_visits.iter().sum::<u64>();
             t.retries += u64::from(stats.retries);
+            t.late_ms.extend_from_slice(&stats.late_ms);
         }
     }
 
@@ -201,6 +205,7 @@ impl MatchTally {
             "ms/move",
             "playouts/move (ab: nodes)",
             "moves with reuse",
+            "late ms p50/p99/max",
             "retries",
             "lost on time: clock/no answer; illegal/failure",
         ]);
@@ -227,6 +232,10 @@ impl MatchTally {
                     "n/a".to_owned()
                 },
                 reuse,
+                match late(&t.late_ms) {
+                    Some(l) => format!("{}/{}/{}", l.p50, l.p99, l.max),
+                    None => "n/a".to_owned(),
+                },
                 t.retries.to_string(),
                 format!(
                     "{}/{}; {}/{}",
@@ -234,7 +243,7 @@ impl MatchTally {
                 ),
             ]);
         }
-        right_align(&mut table, 3..9);
+        right_align(&mut table, 3..10);
         table
     }
 
@@ -306,6 +315,12 @@ impl MatchTally {
                         .then(|| round1(t.playouts as f64 / (t.moves.max(1) as f64))),
                     "moves_with_reuse": keeps.then_some(t.moves_with_reuse),
                     "reused_visits": keeps.then_some(t.reused_visits),
+                    "late_ms": late(&t.late_ms).map(|l| json!({
+                        "moves": t.late_ms.len(),
+                        "p50": l.p50,
+                        "p99": l.p99,
+                        "max": l.max,
+                    })),
                     "retries": t.retries,
                     "timeouts": t.timeouts,
                     "time_losses": t.time_forfeits,
@@ -396,6 +411,26 @@ fn fmt_points(p: f64) -> String {
     }
 }
 
+/// Percentiles of answers' lateness, milliseconds.
+struct Late {
+    p50: u64,
+    p99: u64,
+    max: u64,
+}
+
+/// The lateness percentiles (nearest rank) of `ms`, `None` when empty.
+fn late(ms: &[u64]) -> Option<Late> {
+    let mut sorted = ms.to_vec();
+    sorted.sort_unstable();
+    let rank =
+        |q: f64| sorted[((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1];
+    (!sorted.is_empty()).then(|| Late {
+        p50: rank(0.50),
+        p99: rank(0.99),
+        max: rank(1.0),
+    })
+}
+
 fn pct(points: f64, games: usize) -> String {
     if games == 0 {
         "-".to_owned()
@@ -426,6 +461,17 @@ fn right_align(table: &mut Table, columns: std::ops::Range<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lateness_percentiles_by_nearest_rank() {
+        assert!(late(&[]).is_none());
+        let l = late(&[7]).unwrap();
+        assert_eq!((l.p50, l.p99, l.max), (7, 7, 7));
+        // 1..=200 shuffled: the median is the 100th, p99 the 198th.
+        let ms: Vec<u64> = (1..=200).map(|i| (i * 37) % 200 + 1).collect();
+        let l = late(&ms).unwrap();
+        assert_eq!((l.p50, l.p99, l.max), (100, 198, 200));
+    }
 
     #[test]
     fn formatting() {

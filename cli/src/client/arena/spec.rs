@@ -528,7 +528,7 @@ mod tests {
         );
         assert_eq!((s.name.as_str(), s.threads), ("prod", 4));
         assert!(!s.ponder);
-        // Issue 13 item 2: a server may be asked to ponder.
+        // A server may be asked to ponder.
         let s = parse_spec("server:localhost:9000,time=1s,ponder=on").unwrap();
         assert!(s.ponder);
         assert_eq!(s.name, "server:localhost:9000,time=1s,ponder=on");
