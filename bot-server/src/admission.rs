@@ -18,7 +18,7 @@
 //! Each level has its own queue of at most `--max-queue` requests, so a flood of batch requests
 //! fills only the batch queue: an interactive request is never refused because others wait.
 //!
-//! **Preemptible grants** (pondering, issue 13 item 2) sit below every priority: they take only
+//! **Preemptible grants** (pondering) sit below every priority: they take only
 //! threads that are free while nobody waits ([`Admission::try_acquire_preemptible`]), never
 //! queue, and are told to stop (their `preempt` callback) the moment any request would have to
 //! wait; the threads come back when their holder drops the grant, and go to the waiters in the
@@ -476,8 +476,7 @@ mod tests {
         assert_eq!(a.refused(), 1);
     }
 
-    /// Issue 12 item 8: a caller whose deadline ends the wait ran out of time; the server did
-    /// not refuse it.
+    /// A caller whose deadline ends the wait ran out of time; the server did not refuse it.
     #[tokio::test]
     async fn callers_deadline_ends_the_wait() {
         let a = Admission::new(1, 4, Duration::from_secs(10));
@@ -497,8 +496,8 @@ mod tests {
         assert_eq!(a.queued(), 0);
     }
 
-    /// Issue 13 item 3: waiting requests go highest priority first, first come first served
-    /// within a priority, whatever order they arrived in.
+    /// Waiting requests go highest priority first, first come first served within a priority,
+    /// whatever order they arrived in.
     #[tokio::test]
     async fn higher_priorities_first_fifo_within_a_level() {
         let a = Arc::new(Admission::new(1, 8, LONG));
@@ -533,8 +532,8 @@ mod tests {
         assert_eq!(a.threads_in_use(), 0);
     }
 
-    /// Issue 13 item 3: the queue limit holds per priority. A full batch queue refuses batch
-    /// requests only; an interactive one still queues, and goes first.
+    /// The queue limit holds per priority. A full batch queue refuses batch requests only; an
+    /// interactive one still queues, and goes first.
     #[tokio::test]
     async fn queue_limits_per_priority() {
         let a = Arc::new(Admission::new(1, 2, LONG));
@@ -616,8 +615,8 @@ mod tests {
         (grant, flag)
     }
 
-    /// Issue 13 item 2: a ponder takes only idle threads (as many as are free, up to what it
-    /// asks), never queues, and never takes threads a waiting request needs.
+    /// A ponder takes only idle threads (as many as are free, up to what it asks), never
+    /// queues, and never takes threads a waiting request needs.
     #[tokio::test]
     async fn ponders_take_only_idle_threads_and_never_queue() {
         let a = Arc::new(Admission::new(4, 8, LONG));
@@ -646,9 +645,9 @@ mod tests {
         assert_eq!(a.threads_in_use(), 0);
     }
 
-    /// Issue 13 item 2: a request that would have to wait preempts the ponders (their callback
-    /// runs at once), and gets their threads when they let go; a request that fits in the free
-    /// threads leaves them alone.
+    /// A request that would have to wait preempts the ponders (their callback runs at once),
+    /// and gets their threads when they let go; a request that fits in the free threads leaves
+    /// them alone.
     #[tokio::test]
     async fn a_waiting_request_preempts_ponders() {
         let a = Arc::new(Admission::new(3, 8, LONG));

@@ -533,7 +533,7 @@ impl ServerConfig {
     }
 }
 
-/// Parses a listen address, `IP:PORT` or `HOST:PORT` (issue 15: `localhost:50051`), resolving a
+/// Parses a listen address, `IP:PORT` or `HOST:PORT` (e.g. `localhost:50051`), resolving a
 /// host name once at start-up. IPv4 is preferred when a name has both, so `localhost` listens
 /// where clients using the default `127.0.0.1` look.
 pub fn parse_listen_addr(s: &str) -> Result<SocketAddr, String> {
@@ -564,10 +564,10 @@ mod tests {
         config: ServerConfig,
     }
 
-    /// Issue 11: `ServerConfig::default()` (the tests' servers, embedders, `emergo --local`)
+    /// `ServerConfig::default()` (the tests' servers, embedders, `emergo --local`)
     /// is the configuration `bot-server` runs with when given no flags.
     #[test]
-    fn issue_11_defaults_match_the_command_line_defaults() {
+    fn defaults_match_the_command_line_defaults() {
         use clap::Parser as _;
         let set: Vec<String> = std::env::vars()
             .map(|(k, _)| k)
@@ -637,7 +637,7 @@ mod tests {
         }
     }
 
-    /// Issue 12 item 5: `--auth-token ''` silently turned auth off.
+    /// `--auth-token ''` once turned auth off silently.
     #[test]
     fn empty_or_unsendable_tokens_are_refused() {
         for empty in ["", " ", "\t\n"] {
@@ -812,7 +812,7 @@ mod tests {
         assert!(matches!(validated(xml), Err(ConfigError::LogFormat(_))));
     }
 
-    /// Issue 15: a host name is accepted for the listen flags.
+    /// A host name is accepted for the listen flags.
     #[test]
     fn listen_addresses_accept_host_names() {
         assert_eq!(

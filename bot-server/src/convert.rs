@@ -32,7 +32,7 @@ pub fn stop_reason(r: Option<MctsStop>) -> pb::StopReason {
 /// The position's value for the side to move as clients show it: the value of the move the
 /// engine would play (a proven root: its exact value). The root node's own mean averages every
 /// move tried, the poor ones too, so it sat a point or two below the best move's value shown
-/// beside it (issue 15); one definition everywhere.
+/// beside it; one definition everywhere.
 fn headline_value(s: &Snapshot<Move>) -> f32 {
     match (s.root_proven, s.moves.first()) {
         (None, Some(best)) if best.visits > 0 && s.best_move == Some(best.mv) => best.value,

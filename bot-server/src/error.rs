@@ -124,8 +124,8 @@ mod tests {
         assert!(status.message().ends_with('…'));
     }
 
-    /// Issue 12 item 8: running out of the client's time is DEADLINE_EXCEEDED, with a message,
-    /// whether it happens before the search or while waiting for threads.
+    /// Running out of the client's time is DEADLINE_EXCEEDED, with a message, whether it
+    /// happens before the search or while waiting for threads.
     #[test]
     fn deadline_errors_are_deadline_exceeded() {
         for e in [

@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(grpc_timeout(&m), Some(Duration::from_secs(2)));
         m.insert("grpc-timeout", "x".parse().unwrap());
         assert_eq!(grpc_timeout(&m), None);
-        // Absurd values are clamped (issue 12: they used to overflow `Instant + Duration`).
+        // Absurd values are clamped (they used to overflow `Instant + Duration`).
         for huge in [
             "18446744073709551615S",
             "18446744073709551615H",

@@ -512,8 +512,8 @@ mod tests {
         assert!(e.to_string().starts_with("options.search_id: ' '"), "{e}");
     }
 
-    /// Issue 13 item 2: a ponder needs a game id (its tree is the game's kept tree) and cannot
-    /// come with a root-move restriction (such trees are not kept).
+    /// A ponder needs a game id (its tree is the game's kept tree) and cannot come with a
+    /// root-move restriction (such trees are not kept).
     #[test]
     fn ponder_needs_a_game_id_and_no_root_moves() {
         let l = pb::Limits {

@@ -1,4 +1,4 @@
-//! Whole-game review (`AnalyzeGame`, issue 14): every analysed turn's position searched with the
+//! Whole-game review (`AnalyzeGame`): every analysed turn's position searched with the
 //! engine's usual machinery, the played move valued and classified, the turns streamed in order,
 //! then a per-player summary. Transport-neutral: the gRPC handler and (through it) the HTTP
 //! gateway only convert and stream.

@@ -385,7 +385,7 @@ fn finish<T>(
 }
 
 /// The span of one request. The game id is the client's (up to 128 bytes of anything), so it is
-/// logged escaped: a newline in it must not start a forged log line (issue 12 item 7).
+/// logged escaped: a newline in it must not start a forged log line.
 fn request_span(rpc: &'static str, game_id: &str) -> tracing::Span {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -8,7 +8,7 @@
 //! Arguments: engine A, engine B, milliseconds per move, number of openings (2 games each).
 //! `mcts:...,verify=F,vk=K,vm=M` adds a root safety check: the MCTS gets (1 − F) of the time,
 //! then alpha-beta scores its K most visited moves (F/K of the time each) and overrules the
-//! MCTS's choice when another candidate is more than M centimen better (tried for issue 10:
+//! MCTS's choice when another candidate is more than M centimen better (tried:
 //! no significant gain against `ab`, `docs/STRENGTH.md`).
 
 use std::sync::Arc;

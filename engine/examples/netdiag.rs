@@ -1,6 +1,6 @@
 //! How large the value network's corrections are: over a `learn-value --save-data` file
 //! (percentiles of |net - linear|, and the loss against the labels by bound), and along a line
-//! of moves from the initial position. Diagnosis aid for issue 10, not a test.
+//! of moves from the initial position. A diagnosis aid, not a test.
 //!
 //! `cargo run --release -p emergo-engine --example netdiag -- NET data.tsv|- [MOVES...]`
 

@@ -1,5 +1,5 @@
 //! Could a move policy learned from alpha-beta's choices give the MCTS better priors than the
-//! softmax of quiescence scores it uses now (issue 10)? A quick filter before any match: on
+//! softmax of quiescence scores it uses now? A quick filter before any match: on
 //! positions from alpha-beta self-play, label each with the move a deeper alpha-beta search
 //! plays, fit a linear softmax policy over per-move features, and compare on held-out positions
 //! how much prior mass each policy puts on the labelled move, how often it ranks it first (ties

@@ -1,6 +1,6 @@
 //! Probe one position of an arena PGN: the MCTS's view of every root move (prior, static value,
 //! visits, value after a timed search) beside alpha-beta scores of the same move at growing
-//! depths. Diagnosis aid for issue 10, not a test.
+//! depths. A diagnosis aid, not a test.
 //!
 //! `cargo run --release -p emergo-engine --example probe -- games.pgn GAME TURN [ms [MOVES...]]`
 //! (MOVES: played after the game's first TURN - 1 turns, to look below a root move)

@@ -1,4 +1,4 @@
-//! Search/raw speed harness (issue 16, item 4): a uniform MCTS search of a fixed number of
+//! Search/raw speed harness: a uniform MCTS search of a fixed number of
 //! playouts against the same number of raw random playouts, one thread.
 //!
 //! `cargo run --release -p emergo-engine --example speed -- [search|strong|raw|both|ab] [playouts]

@@ -2,7 +2,7 @@
 //! holds elsewhere, reached by another move order (in Emergo's entering phase the same entries
 //! can come in many orders). The tree is not a graph, so each such copy has its own statistics
 //! and the search learns the same position several times over; alpha-beta's transposition table
-//! shares what it learns. Diagnosis aid for issue 10, not a test.
+//! shares what it learns. A diagnosis aid, not a test.
 //!
 //! `cargo run --release -p emergo-engine --example transpositions -- games.pgn [ms [games
 //! [turns]]]`: searches the position before every `turns`-th turn (default 6) of the first

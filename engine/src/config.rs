@@ -132,7 +132,7 @@ impl MctsConfig {
     /// The uniform engine: the [first version's](MctsConfig::first_version) search with each
     /// leaf expanded after 8 playouts instead of one (`expand=8`). The tree then takes 22
     /// bytes per playout instead of 130 and its search runs at 91–92% of the raw playouts'
-    /// speed instead of 85% (issue 16), at an equal strength by time (SPRTs in
+    /// speed instead of 85%, at an equal strength by time (SPRTs in
     /// docs/STRENGTH.md). No knowledge: the knowledge-free point of comparison from 2026-12-07
     /// on (the strength log's earlier uniform rows measured [`MctsConfig::first_version`]).
     pub fn uniform() -> Self {

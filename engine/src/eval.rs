@@ -536,7 +536,7 @@ mod tests {
 
     #[test]
     fn stuck_units_cannot_step_or_capture() {
-        // Game 2 of the seventeenth session's match against alpha-beta at turn 40: White's i9
+        // Game 2 of the 2026-12-05 match against alpha-beta, at turn 40: White's i9
         // is shut in by Black's h8 (and g7 behind it, so no jump); e5, i5, g3 and i3 can move.
         let p = pos("4a@1aa1A@/3ca3a@1/2ab3a@1ac/9/4AB3A@/9/6A@1A@/3a@5/9 w 40 0,0");
         assert_eq!(stuck_units(&p, Player::White), (1, 4));

@@ -16,7 +16,7 @@ use crate::tree::Tree;
 /// # Why
 ///
 /// Reading the clock costs ~19 ns (vDSO, TSC clock source), 0.3% of a ~6.5 µs uniform
-/// iteration when read before every one (issue 16, item 4). So a thread reads it about every
+/// iteration when read before every one. So a thread reads it about every
 /// [`TimeCheck::INTERVAL`] of search instead, judging from its own mean iteration time, and
 /// before every iteration once less than twice that interval is left: the limit is still met
 /// to within about one iteration, as when the clock was read every time. The stride is capped

@@ -151,8 +151,8 @@ pub struct SearchParams {
     /// [`shared_rescan`](SearchParams::shared_rescan) visits), and the deeper nodes passed
     /// often reuse scans too. Why: once a long search has a deep main line, both threads follow
     /// it, and full scans of its nodes (every child a cache line the other core may have just
-    /// written) took half of each thread's time, so that two threads were no faster than one
-    /// (issue 16); a share of the node's own visits keeps the lag small where the node is young.
+    /// written) took half of each thread's time, so that two threads were no faster than one;
+    /// a share of the node's own visits keeps the lag small where the node is young.
     /// 0: the deeper nodes are scanned in full and a reused scan lasts `shared_rescan` visits
     /// (the behaviour before). Default 4. Applies under [`Selection::Puct`] only (see
     /// `SearchParams::rescan_div`).

@@ -6,8 +6,8 @@
 //!
 //! Near the root every iteration scans every child (40 of them in Emergo's opening), and each
 //! child costs a scattered load of its node and a few conversions and divisions: measured under
-//! plain UCT, selection in the top three levels took ~1.4 µs of a ~10 µs iteration (issue 16,
-//! item 4); under PUCT with knowledge (the default engine), whose iterations are short and whose
+//! plain UCT, selection in the top three levels took ~1.4 µs of a ~10 µs iteration; under
+//! PUCT with knowledge (the default engine), whose iterations are short and whose
 //! trees are shallow, selection was half of the search's time. Yet between two passes of one
 //! thread through a node, usually nothing changed there but the one child that thread descended
 //! into.

@@ -1,4 +1,4 @@
-//! Memory limits and reclaiming (issue 16): a full tree is reclaimed and keeps growing, never
+//! Memory limits and reclaiming: a full tree is reclaimed and keeps growing, never
 //! holds more than its limit, keeps exact playout counts with threads, and stays deterministic
 //! with one thread.
 

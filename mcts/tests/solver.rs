@@ -201,7 +201,7 @@ fn nim_other_sizes() {
     }
 }
 
-/// Issue 15: a forced move that ends the game is answered at once and reported as what it is
+/// A forced move that ends the game is answered at once and reported as what it is
 /// (a proven win, the root with it), not as an unsearched move at an even value.
 #[test]
 fn a_forced_move_that_ends_the_game_is_proven() {
@@ -223,7 +223,7 @@ fn a_forced_move_that_ends_the_game_is_proven() {
     assert_eq!(snap.root_proven, None);
 }
 
-/// Issue 15: principal variations end where visits get thin: a move below the root seen only
+/// Principal variations end where visits get thin: a move below the root seen only
 /// once (a single evaluation) does not extend a line, so a line of two moves or more needs at
 /// least three visits through its first move (unless proven).
 #[test]

@@ -284,7 +284,7 @@ mod tests {
             reason(ROUND_TRIP, "d4xb6"),
             IllegalReason::Incomplete { at: sq("b6") }
         );
-        // Issue 15: going on from f6 is possible, but no chain that way reaches the maximum.
+        // Going on from f6 is possible, but no chain that way reaches the maximum.
         assert_eq!(
             reason(ROUND_TRIP, "d4xf6"),
             IllegalReason::RouteTooShort {

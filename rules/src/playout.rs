@@ -49,7 +49,7 @@ fn uniform<R: Rng + ?Sized>(rng: &mut R, n: usize) -> usize {
 /// playouts. Inlined into the
 /// search's playout adapter (`emergo-engine`'s `EmergoState`, whose position and window are
 /// fields behind one `&mut self`), it ran 3.7% slower per search than the same loop called
-/// (issue 16; `engine/examples/speed.rs`, 250,000 playouts: 1.95 s against 1.88 s, same
+/// (`engine/examples/speed.rs`, 250,000 playouts: 1.95 s against 1.88 s, same
 /// searches), while raw playouts, which called it already, were unchanged.
 #[inline(never)]
 pub fn random_playout<R: Rng + ?Sized>(
@@ -145,8 +145,8 @@ mod tests {
         }
     }
 
-    /// Playouts from fixed seeds, recorded before the repetition window was made cheaper
-    /// (issue 16): the random stream and the games it produces must not change.
+    /// Playouts from fixed seeds, recorded before the repetition window was made cheaper:
+    /// the random stream and the games it produces must not change.
     #[test]
     fn seeded_playouts_are_unchanged() {
         let describe = |seed: u64| {

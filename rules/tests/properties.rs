@@ -115,7 +115,7 @@ proptest! {
     /// Steps and capture chains built from geometry (a playable start square, then diagonal
     /// steps of one square or jumps of two that stay on the board), so that every case is a
     /// well-formed move: it must parse, and print back as written. (A regex of random squares,
-    /// as this test once used, almost never produced a valid step or chain — issue 11.)
+    /// as this test once used, almost never produced a valid step or chain.)
     #[test]
     fn structured_moves_round_trip(
         file in 0u8..9,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile-client probe (issue 12): runs the attacks of the original probe against a running
+"""Hostile-client probe: runs the attacks of the original probe against a running
 bot-server and prints one line per attack with what happened and how long it took.
 
     bot-server --header-timeout-ms 2000 --body-timeout-ms 2000 &

@@ -281,7 +281,7 @@ async function analyse(page) {
   check(/^\d+(\.\d)?$/.test(row[2]), `the win % cell should be a number: ${row}`);
 
   await waitFor(page, 'arrows for the best line', () => document.querySelectorAll('#arrows .arrow').length >= 2);
-  // Stack counts and prisoner badges are painted above every arrow, ring and label (issue 15):
+  // Stack counts and prisoner badges are painted above every arrow, ring and label:
   // their layer comes last, and at each count's centre the topmost element is the count.
   const counts = await page.evaluate(() => {
     const order = [...document.getElementById('board').children].map((e) => e.id).filter(Boolean);
@@ -301,7 +301,7 @@ async function analyse(page) {
   check(counts.order[counts.order.length - 1] === 'counts' && counts.order.indexOf('arrows') < counts.order.indexOf('counts'),
     `the counts' layer should be drawn last: ${counts.order}`);
   check(counts.n >= 10 && counts.hidden.length === 0, `every count should be on top (${counts.n} checked): ${counts.hidden.join('; ')}`);
-  // The arrows' numbers lie on square corners (issue 15): never on a stack's count.
+  // The arrows' numbers lie on square corners: never on a stack's count.
   const near = await page.evaluate(() => {
     const units = [...document.querySelectorAll('#units circle.disc')].map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]);
     const labels = [...document.querySelectorAll('#arrow-labels circle')].map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]);
@@ -330,7 +330,7 @@ async function analyse(page) {
   await page.click('#analyze-stop');
   await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
   const stoppedAt = Number(await page.locator('#analysis-table').getAttribute('data-updates'));
-  // Stop ends the search with its answer (StopSearch, issue 13): the final update stays shown.
+  // Stop ends the search with its answer (StopSearch): the final update stays shown.
   const stateText = await page.locator('#analysis-state').innerText();
   check(stateText.includes('stopped on request'), `Stop should end the search with its answer: "${stateText}"`);
   const finalRows = await page.locator('#analysis-table tbody tr').count();
@@ -350,7 +350,7 @@ async function analyse(page) {
   log('  stopped; the server has no running search');
 }
 
-// Issue 15: a capture that is White's only legal move and wins the game (Black is left with no units).
+// A capture that is White's only legal move and wins the game (Black is left with no units).
 const FORCED_WIN_FEN = '9/9/9/9/9/3a@5/2A@6/9/9 w 10 0,0';
 
 async function teachTheGame(page) {

@@ -67,7 +67,7 @@ pub struct SearchArgs {
 
 impl SearchArgs {
     /// The position to search, as the contract wants it. Moves typed in upper case (`C3`) are
-    /// lowered: the notation is all lower case (issue 15).
+    /// lowered: the notation is all lower case.
     pub fn position(&self) -> pb::Position {
         pb::Position {
             fen: self.fen.clone(),
@@ -384,7 +384,7 @@ pub fn update_text(
     width: Option<u16>,
 ) -> String {
     let mut out = String::new();
-    // Issue 15: a forced move is played unsearched; its 50% is no estimate.
+    // A forced move is played unsearched; its 50% is no estimate.
     let forced = update.stop_reason() == pb::StopReason::SingleLegalMove;
     if update.moves.is_empty() {
         let _ = writeln!(out, "(no legal moves)");
@@ -638,7 +638,7 @@ mod tests {
         }
     }
 
-    /// Issue 15: a forced move reads "forced", with its proof when the server has one.
+    /// A forced move reads "forced", with its proof when the server has one.
     #[test]
     fn forced_move_text() {
         let mut u = sample(true);
@@ -689,7 +689,7 @@ mod tests {
             "{t}"
         );
         assert_eq!(update_json(&full)["stats"]["node_cap_reached"], true);
-        // Tree memory and reclaims (issue 16), in the text and the JSON.
+        // Tree memory and reclaims, in the text and the JSON.
         assert!(t.contains("tree 0.0 MiB,"), "{t}");
         assert!(!t.contains("reclaimed"), "{t}");
         if let Some(stats) = full.stats.as_mut() {

@@ -535,7 +535,7 @@ mod tests {
             e.contains("--server") && e.contains("unsupported scheme \"ftp\""),
             "{e}"
         );
-        // Issue 15: a bare HOST:PORT is plaintext.
+        // A bare HOST:PORT is plaintext.
         let (uri, transport) = check_server_url("127.0.0.1:50051").unwrap();
         assert_eq!(uri.to_string(), "http://127.0.0.1:50051/");
         assert_eq!(transport, Transport::Plaintext);
@@ -550,7 +550,7 @@ mod tests {
         assert!(endpoint(&args).is_ok());
     }
 
-    /// Issue 15: an HTTP server behind --server is named as the likely mistake.
+    /// An HTTP server behind --server is named as the likely mistake.
     #[test]
     fn http_gateway_by_mistake_is_explained() {
         let status = Status::internal(

@@ -187,7 +187,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
             .map_or(0, |d| d.as_secs());
         PathBuf::from(format!("emergo-game-{secs}.pgn"))
     });
-    // Issue 15: find out now, not after an hour's game, that the record cannot be written.
+    // Find out now, not after an hour's game, that the record cannot be written.
     // Opening to append creates the file if need be and leaves an existing one as it is.
     std::fs::OpenOptions::new()
         .append(true)
@@ -377,7 +377,7 @@ impl Opponent {
                 .find(|m| m.r#move == response.best_move)
                 .map(|m| proof_label(m.proof(), m.proof_plies))
                 .unwrap_or_default();
-            // Issue 15: a forced move is not searched; "0 playouts, 50.0%" would mislead.
+            // A forced move is not searched; "0 playouts, 50.0%" would mislead.
             if a.stop_reason() == pb::StopReason::SingleLegalMove {
                 return if proof.is_empty() {
                     "  (forced)".to_owned()
@@ -505,7 +505,7 @@ async fn human_turn(
             "" => {}
             "help" | "?" => println!("{HELP}"),
             "moves" => println!("{}", legal_moves_text(game)),
-            // Issue 15: one mistyped word must not throw a game away.
+            // One mistyped word must not throw a game away.
             "quit" | "resign" => {
                 print!("Resign this game? [y/N] ");
                 std::io::stdout().flush()?;

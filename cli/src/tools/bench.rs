@@ -203,7 +203,7 @@ pub struct SearchBench {
     /// Search threads.
     pub threads: usize,
     /// The measured search second by second: does the tree keep growing at the same pace once
-    /// it is full (issue 16)?
+    /// it is full?
     pub timeline: Vec<BenchSecond>,
     /// Seconds searched.
     pub seconds: f64,

@@ -6,7 +6,7 @@ pub mod legal;
 use emergo_rules::{Game, GameError};
 
 /// Builds a game from a FEN and moves given on the command line. Moves are typed by people,
-/// and the notation is all lower case, so `C3` is read as `c3` (issue 15).
+/// and the notation is all lower case, so `C3` is read as `c3`.
 pub fn game_from_args(fen: &str, moves: &[String]) -> Result<Game, GameError> {
     let moves: Vec<String> = moves.iter().map(|m| m.to_ascii_lowercase()).collect();
     Game::from_fen_and_moves(fen, &moves)

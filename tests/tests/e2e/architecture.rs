@@ -1,4 +1,4 @@
-//! The shape of the code (issue 11): every crate's modules import downward only (no import
+//! The shape of the code: every crate's modules import downward only (no import
 //! cycle), every source file says its role on its first line, and the server's dependency tree
 //! holds no terminal or table crates (those belong to the `emergo` tools).
 //!
@@ -102,9 +102,9 @@ fn dependency_order(mut left: Graph) -> Result<Vec<(String, Vec<String>)>, Graph
     Ok(order)
 }
 
-/// Issue 11: no crate's modules import each other in a cycle.
+/// No crate's modules import each other in a cycle.
 #[test]
-fn issue_11_modules_import_without_cycles() {
+fn modules_import_without_cycles() {
     for krate in CRATES {
         let graph = module_graph(&workspace_root().join(krate).join("src"));
         assert!(graph.len() >= 3, "{krate}: modules not found: {graph:?}");
@@ -133,10 +133,10 @@ fn a_cycle_is_caught() {
     assert_eq!(cycle.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
 }
 
-/// Issue 11: the server (and so its container image) is built without the `emergo` tools'
+/// The server (and so its container image) is built without the `emergo` tools'
 /// terminal and table crates.
 #[test]
-fn issue_11_the_server_has_no_terminal_crates() {
+fn the_server_has_no_terminal_crates() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let out = Command::new(cargo)
         .current_dir(workspace_root())

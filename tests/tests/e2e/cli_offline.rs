@@ -39,7 +39,7 @@ fn legal_prints_sorted_moves() {
     assert_eq!(out, "d4xb6xd8xf6xd4xb6\n");
     let out = stdout(&emergo(&["legal", "--moves", "a1", "i9"]));
     assert_eq!(out.lines().count(), 38);
-    // Issue 15: squares typed in upper case are read.
+    // Squares typed in upper case are read.
     let upper = stdout(&emergo(&["legal", "--moves", "A1", "I9"]));
     assert_eq!(upper, out);
 }
@@ -149,7 +149,7 @@ fn show_draws_the_board() {
     assert!(out.contains("W2"), "{out}");
     assert!(out.contains("Black to move"), "{out}");
     assert!(out.contains("Game over: 1-0 (no-units)"), "{out}");
-    // Issue 15: "1 turn", not "1 turns".
+    // "1 turn", not "1 turns".
     let out = stdout(&emergo(&["show", "--moves", "a1"]));
     assert!(out.contains("1 turn played"), "{out}");
 }
@@ -176,7 +176,7 @@ fn bench_search_json_reports_tree_figures() {
     assert!(v["bytes_per_node"].as_u64().unwrap() >= 16);
     let best = v["best_move"].as_str().unwrap();
     assert!(!best.is_empty() && best != "e5", "{best}");
-    // Issue 16: memory per playout, the memory limit, reclaims, contention and scaling.
+    // Memory per playout, the memory limit, reclaims, contention and scaling.
     let playouts = v["playouts"].as_u64().unwrap();
     let tree_bytes = v["tree_bytes"].as_u64().unwrap();
     assert!(tree_bytes > 0);
@@ -246,7 +246,7 @@ fn bench_search_text_reports_memory_contention_and_scaling() {
     assert!(out.contains("per-thread efficiency"), "{out}");
 }
 
-/// Issue 16: `--rounds N` alternates raw playouts and the search N times and reports every
+/// `--rounds N` alternates raw playouts and the search N times and reports every
 /// round's search/raw ratio and their median; `--rounds` without `--search`, or out of range,
 /// is refused.
 #[test]
@@ -298,7 +298,7 @@ fn bench_search_rounds_report_every_ratio_and_the_median() {
     }
 }
 
-/// Issue 15: a server that is not there is named, with what to do, and a bare HOST:PORT is
+/// A server that is not there is named, with what to do, and a bare HOST:PORT is
 /// taken as plaintext (no "no scheme" refusal).
 #[test]
 fn connection_refused_names_the_address() {
@@ -321,7 +321,7 @@ fn connection_refused_names_the_address() {
     );
 }
 
-/// Issue 15: the bench's range is stated truthfully.
+/// The bench's range is stated truthfully.
 #[test]
 fn bench_seconds_range_is_truthful() {
     let o = emergo(&["bench", "--seconds", "0"]);
@@ -330,7 +330,7 @@ fn bench_seconds_range_is_truthful() {
     assert!(err.contains("more than 0 and at most 3600"), "{err}");
 }
 
-/// Issue 15: an unwritable `--out` is named.
+/// An unwritable `--out` is named.
 #[test]
 fn arena_names_an_unwritable_out() {
     let o = emergo(&[
@@ -349,7 +349,7 @@ fn arena_names_an_unwritable_out() {
     assert!(err.contains("/proc/nope"), "{err}");
 }
 
-/// Issue 15: `play` checks its record path before the game starts.
+/// `play` checks its record path before the game starts.
 #[test]
 fn play_checks_the_record_path_first() {
     let o = emergo(&["play", "--local", "--record", "/proc/nope/game.pgn"]);
@@ -359,7 +359,7 @@ fn play_checks_the_record_path_first() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("You play"));
 }
 
-/// Issue 10: `learn-value` plays, labels and fits reproducibly; the network it writes loads in
+/// `learn-value` plays, labels and fits reproducibly; the network it writes loads in
 /// both engines; saved data trains the same network again; bad settings are refused by name.
 #[test]
 fn learn_value_writes_a_network_the_engines_load() {

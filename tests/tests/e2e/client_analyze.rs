@@ -208,7 +208,7 @@ async fn bestmove_local_and_game_over() {
     assert!(err.contains("game is over") && err.contains("1-0"), "{err}");
 }
 
-/// Issue 13 item 4: the first Ctrl-C (SIGINT) stops the analysis with its answer: the final
+/// The first Ctrl-C (SIGINT) stops the analysis with its answer: the final
 /// update is printed (stop reason STOPPED) and `emergo` exits normally.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_ctrl_c_stops_with_the_answer() {

@@ -26,7 +26,7 @@ async fn scripted_game_with_illegal_input_undo_and_resignation() {
     // Corner and edge entries: some may be refused after the engine's replies (occupied, or
     // feeding a capture); a refused one is answered and the next line is tried, which is what
     // a human would see too.
-    // `quit` asks to confirm (issue 15): the first is declined, the second confirmed.
+    // `quit` asks to confirm: the first is declined, the second confirmed.
     let script =
         "e5\nc3-d4\nhello\nundo\nmoves\na1\nundo\na1\ni1\na9\ni5\na5\ne1\nhelp\nquit\nn\nquit\ny\n";
     let o = play(
@@ -111,7 +111,7 @@ async fn local_game_as_black_until_end_of_input() {
     );
     assert!(out.contains("White (engine) plays"), "{out}");
     assert!(out.contains("Nothing to undo"), "{out}");
-    // Issue 15: Black sees the board from its side, rank 1 on top, file i on the left.
+    // Black sees the board from its side, rank 1 on top, file i on the left.
     let header = out
         .lines()
         .find(|l| l.trim_start().starts_with("i "))
@@ -138,7 +138,7 @@ async fn local_game_as_black_until_end_of_input() {
     r.replay().expect("legal");
 }
 
-/// Issue 15: a game goes on from `--moves`, or from a record with `--resume` (which also
+/// A game goes on from `--moves`, or from a record with `--resume` (which also
 /// refuses a finished game and names the file).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn games_resume_from_moves_or_a_record() {

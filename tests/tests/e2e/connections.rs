@@ -1,4 +1,4 @@
-//! Issue 12 items 1 and 4: connections that connect and do nothing, dribble headers, stall a
+//! Connections that connect and do nothing, dribble headers, stall a
 //! body, open by the hundred or outlive a shutdown. Each test reproduces a finding of the
 //! hostile-client probe; on the old server every one of these connections stayed open forever.
 

@@ -170,7 +170,7 @@ async fn errors_carry_the_grpc_code_and_http_status() {
     server.stop().await;
 }
 
-/// Issue 12: errors echoed the whole bad input (a 50 KB move gave a 50 KB message). The echo is
+/// Errors once echoed the whole bad input (a 50 KB move gave a 50 KB message). The echo is
 /// cut to 40 characters and every message is bounded, over HTTP as over gRPC.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_bad_input_gets_a_short_error() {
@@ -311,7 +311,7 @@ async fn web_board_is_served() {
     server.stop().await;
 }
 
-/// Issue 13 item 4: `POST /v1/StopSearch` with the `searchId` of an Analyze stream's updates
+/// `POST /v1/StopSearch` with the `searchId` of an Analyze stream's updates
 /// ends the search with its answer: the stream's last event is `final` with
 /// `STOP_REASON_STOPPED` and a best move. Unknown ids are 404, malformed ones 400, both with
 /// the JSON error body.

@@ -1,4 +1,4 @@
-//! Issue 12 items 6 and 8: the HTTP gateway's browser-facing policy and its error answers.
+//! The HTTP gateway's browser-facing policy and its error answers.
 //! Same-origin by default, `--cors-origin` for more; JSON calls need `application/json`; `Host`
 //! checked against DNS rebinding; every error (413 from `Content-Length` alone, 405, 415, 403)
 //! is the JSON error body; bad flag values stop the server at start-up.

@@ -32,3 +32,4 @@ mod startup_files;
 mod strength;
 mod tls;
 mod web_board;
+mod wording;

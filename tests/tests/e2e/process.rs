@@ -107,7 +107,7 @@ async fn sigterm_finishes_searches_then_exits() {
     let metrics = http_get(metrics_port, "/metrics");
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
     assert!(metrics.contains("emergo_running_searches 1"), "{metrics}");
-    // Tree memory (issue 16): the budget, and the running search's share of it in use.
+    // Tree memory: the budget, and the running search's share of it in use.
     assert!(
         metrics.contains("emergo_tree_memory_budget_bytes 67108864"),
         "{metrics}"
@@ -203,8 +203,8 @@ fn wait_exit(child: &mut std::process::Child, limit: Duration) -> (Option<i32>, 
     }
 }
 
-/// Issue 12: a client holding a request open (here an HTTP body shorter than its
-/// Content-Length) kept a SIGTERM'd server alive forever. The grace period caps it.
+/// A client holding a request open (here an HTTP body shorter than its Content-Length) once
+/// kept a SIGTERM'd server alive forever. The grace period caps it.
 #[test]
 fn shutdown_grace_caps_a_stalled_client() {
     let (mut child, http_port) = start_server(&["--shutdown-grace-ms", "1000"]);
@@ -216,7 +216,7 @@ fn shutdown_grace_caps_a_stalled_client() {
     assert!(took >= Duration::from_millis(900), "exited after {took:?}");
 }
 
-/// Issue 12: a second signal did nothing. It exits at once now.
+/// A second signal once did nothing. It exits at once now.
 #[test]
 fn second_signal_exits_at_once() {
     let (mut child, http_port) = start_server(&[]);
@@ -230,7 +230,7 @@ fn second_signal_exits_at_once() {
     assert!(took < Duration::from_secs(5), "exited after {took:?}");
 }
 
-/// Issue 15: `--listen` takes a host name, and a busy metrics port is named.
+/// `--listen` takes a host name, and a busy metrics port is named.
 #[test]
 fn busy_metrics_port_is_named_and_listen_takes_a_host_name() {
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -1,4 +1,4 @@
-//! Issue 14: whole-game review (AnalyzeGame) end to end, over gRPC and the HTTP gateway: a
+//! Whole-game review (AnalyzeGame) end to end, over gRPC and the HTTP gateway: a
 //! planted blunder is found, the stream ends with one summary whose counts add up, bad games
 //! and options name what is wrong, a review can be stopped, cancelled, cut by the shutdown or
 //! the deadline, and interactive requests get ahead of it.

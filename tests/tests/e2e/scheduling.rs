@@ -1,4 +1,4 @@
-//! Issue 13 items 3 and 4, end to end over gRPC: request priorities in admission, and stopping
+//! End to end over gRPC: request priorities in admission, and stopping
 //! a running search with its answer (`StopSearch`). The HTTP side is in `gateway.rs`.
 
 use std::time::{Duration, Instant};
@@ -60,9 +60,9 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Issue 13 item 4: an Analyze stream names its search in its updates; StopSearch ends it with
+/// An Analyze stream names its search in its updates; StopSearch ends it with
 /// a final update (STOPPED, a legal best move). Reports the time from the StopSearch call to
-/// the final update over 20 runs (the issue's goal: within 50 ms); asserts only the outcome.
+/// the final update over 20 runs (the goal: within 50 ms); asserts only the outcome.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_search_ends_an_analysis_with_its_answer() {
     let server = TestServer::start(ServerConfig {
@@ -133,7 +133,7 @@ async fn stop_search_ends_an_analysis_with_its_answer() {
     server.stop().await;
 }
 
-/// Issue 13 item 4: unknown ids are NOT_FOUND, malformed ones INVALID_ARGUMENT naming the
+/// Unknown ids are NOT_FOUND, malformed ones INVALID_ARGUMENT naming the
 /// field; a client-chosen id stops a BestMove from another call, and is refused while in use.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_chosen_ids_stop_a_best_move() {
@@ -211,7 +211,7 @@ async fn client_chosen_ids_stop_a_best_move() {
     server.stop().await;
 }
 
-/// Issue 13 item 3: with every thread busy and batch requests queued, an interactive BestMove
+/// With every thread busy and batch requests queued, an interactive BestMove
 /// is granted the next free slot, ahead of every batch request queued before it; a full batch
 /// queue refuses batch requests only. Ordering, not timing: the slot is freed by StopSearch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -303,7 +303,7 @@ async fn interactive_requests_overtake_queued_batch_requests() {
     server.stop().await;
 }
 
-/// Issue 13 item 4: a client can stop its own request while it still waits for threads; it
+/// A client can stop its own request while it still waits for threads; it
 /// then answers as soon as it gets them, after next to no search, still with a legal move.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_stopped_while_queued_answers_when_it_starts() {

@@ -1,8 +1,7 @@
-//! End-to-end tests of the service contract (issue 12 items 5, 7, 8): start-up refuses an auth
-//! token that would turn auth off, client strings cannot forge log lines, a full tree says so,
-//! and deadlines are answered with a move or with DEADLINE_EXCEEDED, before they expire. Issue
-//! 16 item 2: concurrent searches and kept trees share one tree-memory budget, reported by
-//! ServerInfo.
+//! End-to-end tests of the service contract: start-up refuses an auth token that would turn
+//! auth off, client strings cannot forge log lines, a full tree says so, deadlines are answered
+//! with a move or with DEADLINE_EXCEEDED, before they expire, and concurrent searches and kept
+//! trees share one tree-memory budget, reported by ServerInfo.
 //!
 //! The tests of this file share one lock: the deadline test must find the machine idle (the
 //! others run searches and start servers), and cargo runs a file's tests in parallel.
@@ -147,7 +146,7 @@ fn best_move_playouts(n: u64) -> pb::BestMoveRequest {
     }
 }
 
-/// Issue 12 item 5: `--auth-token ''` (or an empty EMERGO_AUTH_TOKEN) turned auth off without a
+/// `--auth-token ''` (or an empty EMERGO_AUTH_TOKEN) once turned auth off without a
 /// word. The server refuses to start, naming the flag; so it does for an empty or unreadable
 /// token file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,7 +178,7 @@ async fn empty_tokens_are_refused_at_start_up() {
     assert!(stderr.contains("cannot read"), "{stderr}");
 }
 
-/// Issue 12 item 5: the token can come from a file (trimmed), and is then enforced.
+/// The token can come from a file (trimmed), and is then enforced.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_file_enables_auth() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -204,7 +203,7 @@ async fn token_file_enables_auth() {
     server.stop();
 }
 
-/// Issue 12 item 7: a game id holding a newline forged a log line, ANSI escapes reached the log
+/// A game id holding a newline once forged a log line, ANSI escapes reached the log
 /// raw, and the log was coloured even when it was not a terminal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_strings_cannot_forge_log_lines() {
@@ -230,7 +229,7 @@ async fn client_strings_cannot_forge_log_lines() {
     assert!(log.contains("refused"), "{log}");
 }
 
-/// Issue 12 item 7: `--log-format json` writes one JSON object per line; client strings travel
+/// `--log-format json` writes one JSON object per line; client strings travel
 /// inside them, escaped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_log_is_one_object_per_line() {
@@ -258,7 +257,7 @@ async fn json_log_is_one_object_per_line() {
     assert!(!log.contains('\u{1b}'), "{log:?}");
 }
 
-/// Issue 12 item 8: a full tree never said so. The statistics carry `node_cap_reached`; the
+/// A full tree used not to say so. The statistics carry `node_cap_reached`; the
 /// search goes on (here to its playout budget) and still answers with a move.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_tree_says_so() {
@@ -368,11 +367,11 @@ async fn final_update(
     last.unwrap()
 }
 
-/// Issue 16 item 2: searches and kept trees share one `--max-tree-memory`. Two concurrent
+/// Searches and kept trees share one `--max-tree-memory`. Two concurrent
 /// searches with game ids run within it while ServerInfo says how much is in use (never more
 /// than the budget); their trees are kept; a search that needs the whole budget evicts them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue16_searches_and_kept_trees_share_the_tree_memory_budget() {
+async fn searches_and_kept_trees_share_the_tree_memory_budget() {
     let _one = ONE_AT_A_TIME.lock().await;
     let server = TestServer::start(ServerConfig {
         threads: 2,
@@ -448,10 +447,10 @@ async fn issue16_searches_and_kept_trees_share_the_tree_memory_budget() {
     server.stop().await;
 }
 
-/// Issue 16 item 2: `--max-tree-memory` takes sizes with units and refuses a budget too small
+/// `--max-tree-memory` takes sizes with units and refuses a budget too small
 /// for search trees, naming the flag.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn issue16_tree_memory_flag_is_checked_at_start_up() {
+async fn tree_memory_flag_is_checked_at_start_up() {
     let _one = ONE_AT_A_TIME.lock().await;
     let (code, stderr) = refused_start(&["--max-tree-memory", "1MiB"], &[]);
     assert_eq!(code, Some(2), "{stderr}");
@@ -462,7 +461,7 @@ async fn issue16_tree_memory_flag_is_checked_at_start_up() {
     assert!(stderr.contains("is not a size"), "{stderr}");
 }
 
-/// Issue 12 item 8: a request whose deadline ran out while it waited for search threads was
+/// A request whose deadline ran out while it waited for search threads was
 /// answered CANCELLED "Timeout expired" (tonic's timeout layer, when the deadline had already
 /// passed). The server itself answers DEADLINE_EXCEEDED now, while the client still listens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,7 +516,7 @@ async fn deadline_while_waiting_for_threads_is_deadline_exceeded() {
     server.stop().await;
 }
 
-/// Issue 12 item 8: with 20–100 ms deadlines, 1–3 calls in 10 missed them. On an idle server
+/// With 20–100 ms deadlines, 1–3 calls in 10 used to miss them. On an idle server
 /// every call now gets its move in time, the search clipped to the deadline. One miss in 30 is
 /// tolerated: this test shares its machine (on a developer's box, with builds), and a scheduler
 /// hiccup of a few milliseconds is all a 20 ms deadline can absorb. How often calls miss under

@@ -1,4 +1,4 @@
-//! TLS end to end (issue 12 item 9): the real `bot-server` with `--tls-cert`/`--tls-key`, a CA
+//! TLS end to end: the real `bot-server` with `--tls-cert`/`--tls-key`, a CA
 //! and a server certificate for `localhost` and 127.0.0.1 generated at test time, and the
 //! clients a user would point at it: the `emergo` tools (`https://` with and without
 //! `--ca-cert`, `http://` against the TLS port), curl on the HTTP gateway, and Python grpcio
