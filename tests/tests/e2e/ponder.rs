@@ -205,7 +205,8 @@ async fn a_request_of_another_game_preempts_the_ponder() {
 }
 
 /// Every search gets its share of the tree memory however many games ponder: three games on
-/// a two-thread server with 64 MiB, eight 300 ms moves each, every move pondered. A thread given back by an answered
+/// a two-thread server with 64 MiB, eight moves of 20,000 playouts on both threads each, every
+/// move pondered. A thread given back by an answered
 /// search may be granted before that search's memory, carried on into its ponder, is parked;
 /// the new search then stops the ponders and waits for their trees to be parked, rather than
 /// search in a tree of one node, reclaiming on every playout.
@@ -224,11 +225,10 @@ async fn ponders_give_their_memory_to_new_searches() {
             let mut moves: Vec<String> = Vec::new();
             let mut seen = Vec::new();
             for _ in 0..8 {
-                let mut req = request(&moves, 0, &format!("memory-{g}"), true);
-                req.limits = Some(pb::Limits {
-                    max_time_ms: Some(300),
-                    ..Default::default()
-                });
+                // Every thread: a search's share is then the whole budget. A playout budget,
+                // not a time one: queued requests search as much once their turn comes.
+                let mut req = request(&moves, 20_000, &format!("memory-{g}"), true);
+                req.options.as_mut().unwrap().threads = 2;
                 let r = client.best_move(req).await.unwrap().into_inner();
                 if r.best_move.is_empty() {
                     break;
@@ -252,6 +252,59 @@ async fn ponders_give_their_memory_to_new_searches() {
                 "a search without its share of the tree memory: {s:?}"
             );
         }
+    }
+    server.stop().await;
+}
+
+/// Ponders hold memory only until a search needs it: with two games pondering on a small
+/// budget, a bigger search of another game stops them rather than evict the kept trees of six
+/// other games, whose next moves all still reuse their trees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_stops_ponders_before_evicting_kept_trees() {
+    let server = TestServer::start(ServerConfig {
+        threads: 4,
+        max_tree_memory: Some(64 << 20),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    // Six kept games, one move each.
+    let mut kept = Vec::new();
+    for g in 0..6 {
+        let id = format!("kept-{g}");
+        let r = client
+            .best_move(request(&[], 2_000, &id, false))
+            .await
+            .unwrap()
+            .into_inner();
+        kept.push((id, vec![r.best_move.clone(), expected_reply(&[], &r)]));
+    }
+    // Two games pondering on a thread each, each holding up to a quarter of the budget.
+    for g in 0..2 {
+        client
+            .best_move(request(&[], 2_000, &format!("pondering-{g}"), true))
+            .await
+            .unwrap();
+    }
+    until_load(&mut client, "two ponders", |l| l.pondering == 2).await;
+    // A two-thread search (half the budget) of the first kept game.
+    let (id, moves) = &kept[0];
+    let mut wide = request(moves, 2_000, id, false);
+    wide.options.as_mut().unwrap().threads = 2;
+    let r = client.best_move(wide).await.unwrap().into_inner();
+    assert!(stats(&r).reused_visits > 0, "{:?}", stats(&r));
+    // The other kept games were not evicted for it.
+    for (id, moves) in &kept[1..] {
+        let r = client
+            .best_move(request(moves, 500, id, false))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(
+            stats(&r).reused_visits > 0,
+            "{id} lost its tree: {:?}",
+            stats(&r)
+        );
     }
     server.stop().await;
 }
