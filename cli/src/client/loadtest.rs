@@ -252,6 +252,28 @@ struct Latency {
     mean: f64,
 }
 
+/// How late answers with a time budget came, milliseconds: each answer's latency less the
+/// budget, 0 when on time.
+#[derive(Debug, Serialize)]
+struct Late {
+    p50: f64,
+    p99: f64,
+    max: f64,
+}
+
+impl Late {
+    /// From the answers' latency: `max(0, latency − budget)` keeps their order, so its
+    /// percentiles are the latency's less the budget.
+    fn of(latency: &Latency, budget_ms: u32) -> Late {
+        let late = |ms: f64| (ms - f64::from(budget_ms)).max(0.0);
+        Late {
+            p50: late(latency.p50),
+            p99: late(latency.p99),
+            max: late(latency.max),
+        }
+    }
+}
+
 /// Latency of refusals, milliseconds.
 #[derive(Debug, Serialize)]
 struct RefusedLatency {
@@ -315,6 +337,9 @@ struct Report {
     playouts: u64,
     playouts_per_second: f64,
     latency_ms: Latency,
+    /// Searches with a time budget: how late answers came, the latency less the budget (0 when
+    /// on time), what a referee's clock would see.
+    late_ms: Option<Late>,
     refused_latency_ms: RefusedLatency,
     stop_reasons: BTreeMap<String, u64>,
     budget: RequestBudget,
@@ -383,6 +408,11 @@ impl Report {
             playouts_per_second: per_second(tally.playouts),
             // An empty histogram answers 0 everywhere, which is what an empty report should say.
             latency_ms: Latency::of(&tally.latency),
+            late_ms: plan
+                .limits
+                .max_time_ms
+                .filter(|_| plan.rpc != Rpc::Review && tally.ok > 0)
+                .map(|budget| Late::of(&Latency::of(&tally.latency), budget)),
             refused_latency_ms: RefusedLatency {
                 count: r.len(),
                 p50: ms(r.value_at_quantile(0.50)),
@@ -496,6 +526,12 @@ impl Report {
                     "latency ms (ok)".to_owned(),
                     percentiles(&self.latency_ms),
                 ]);
+                if let Some(l) = &self.late_ms {
+                    table.add_row(vec![
+                        "late ms (latency - budget)".to_owned(),
+                        format!("p50 {:.1}  p99 {:.1}  max {:.1}", l.p50, l.p99, l.max),
+                    ]);
+                }
             }
         }
         if let Some(i) = &self.interactive {
@@ -980,6 +1016,19 @@ mod tests {
             "BEST_MOVE_SETTLED"
         );
         assert_eq!(stop_reason_name(99), "STOP_REASON_99");
+    }
+
+    #[test]
+    fn lateness_is_latency_past_the_budget() {
+        let latency = Latency {
+            p50: 98.0,
+            p90: 101.0,
+            p99: 104.5,
+            max: 130.0,
+            mean: 99.0,
+        };
+        let l = Late::of(&latency, 100);
+        assert_eq!((l.p50, l.p99, l.max), (0.0, 4.5, 30.0));
     }
 
     #[test]
