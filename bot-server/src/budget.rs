@@ -9,7 +9,8 @@
 //! before it starts, to what is left of the budget since arrival; the supervisor compares the
 //! time since arrival, not the search's elapsed time, with a clock's target; and it answers
 //! from the tree as it is once [`SearchBudget::answer_by`] has passed, whatever the search
-//! threads are still doing.
+//! threads are still doing. Why: docs/DECISIONS.md, "Time budgets count from the request's
+//! arrival".
 
 use std::time::{Duration, Instant};
 

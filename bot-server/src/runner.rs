@@ -234,7 +234,8 @@ impl Engine {
     /// is missing, from theirs (a ponder's memory is as preemptible as its threads: they are
     /// stopped, and their trees parked and so evictable); then by evicting the least recently
     /// used kept trees. Returns the bytes granted: the share, unless a ponder did not stop in
-    /// time. Blocking (it may wait for ponders): call it from a supervisor thread.
+    /// time. Blocking (it may wait for ponders): call it from a supervisor thread. Why:
+    /// docs/DECISIONS.md, "A ponder's memory is as preemptible as its threads".
     fn grow_grant(&self, grant: &mut TreeGrant, share: usize) -> usize {
         if grant.grow_to(share, || false) >= share {
             return share;

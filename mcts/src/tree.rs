@@ -287,7 +287,8 @@ impl Tree {
     /// subtree out ([`Tree::compact`], the reclaim of a full tree). So re-rooting costs the
     /// same whatever the tree's size, and the tree's bytes stay what they were (exactly what
     /// its memory grant pays for). The new root's refinements are forgotten: its moves'
-    /// knowledge depends on the distance from the root.
+    /// knowledge depends on the distance from the root. Why: docs/DECISIONS.md, "Kept trees
+    /// are re-rooted in place".
     pub(crate) fn set_root(&mut self, index: u32) {
         self.node(index).reset_refinement();
         self.root = index;

@@ -84,6 +84,21 @@ async fn sigterm_finishes_searches_then_exits() {
             Err(e) => panic!("server did not start: {e}"),
         }
     };
+    // A timed answer is counted in the overrun histogram, whose buckets resolve milliseconds.
+    client
+        .best_move(pb::BestMoveRequest {
+            position: Some(pb::Position {
+                fen: INITIAL.into(),
+                moves: vec![],
+            }),
+            limits: Some(pb::Limits {
+                max_time_ms: Some(50),
+                ..Default::default()
+            }),
+            options: None,
+        })
+        .await
+        .unwrap();
     let mut stream = client
         .analyze(pb::AnalyzeRequest {
             position: Some(pb::Position {
@@ -107,6 +122,14 @@ async fn sigterm_finishes_searches_then_exits() {
     let metrics = http_get(metrics_port, "/metrics");
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
     assert!(metrics.contains("emergo_running_searches 1"), "{metrics}");
+    assert!(
+        metrics.contains("emergo_answer_overrun_seconds_count 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("emergo_answer_overrun_seconds_bucket{le=\"0.002\"}"),
+        "{metrics}"
+    );
     // Tree memory: the budget, and the running search's share of it in use.
     assert!(
         metrics.contains("emergo_tree_memory_budget_bytes 67108864"),
