@@ -419,15 +419,9 @@ impl Supervisor {
         if let (None, Some(id), true) = (&ponder, &job.game_id, job.root_moves.is_empty()) {
             if crowded(&tree.search, engine.config.kept_nodes) {
                 let slot = handover.take().or_else(|| engine.ponders.begin(id));
-                let kept = KeptGame {
-                    fen: job.position.fen.clone(),
-                    moves: job.position.moves.clone(),
-                    tree,
-                    pondered: Pondered::default(),
-                };
                 let id = id.clone();
+                let mut kept = kept_game(job, tree);
                 self.send(update);
-                let mut kept = kept;
                 // At most a quarter of the kept-nodes cap: the copy's time stays bounded.
                 let cap = u64::try_from(engine.config.kept_nodes / 4).unwrap_or(u64::MAX);
                 let freed = kept.tree.search.compact_tree(cap);
@@ -442,15 +436,7 @@ impl Supervisor {
         // drop whatever that evicts (or the tree itself) after answering.
         let (garbage, ponder) = match (ponder, &job.game_id, job.root_moves.is_empty()) {
             (Some((slot, best)), _, _) => (Vec::new(), Some((slot, best, tree))),
-            (None, Some(id), true) => {
-                let kept = KeptGame {
-                    fen: job.position.fen.clone(),
-                    moves: job.position.moves.clone(),
-                    tree,
-                    pondered: Pondered::default(),
-                };
-                (engine.games.put(id.clone(), kept), None)
-            }
+            (None, Some(id), true) => (engine.games.put(id.clone(), kept_game(job, tree)), None),
             _ => (vec![tree], None),
         };
         // The tree is parked: the game's next request, if it came already, may take it now.
@@ -469,6 +455,16 @@ impl Supervisor {
             };
             super::ponder::run(&engine, job, tree);
         }
+    }
+}
+
+/// The game of `job` with `tree`, to be kept for its next request.
+fn kept_game(job: &SearchJob, tree: BudgetedSearch) -> KeptGame {
+    KeptGame {
+        fen: job.position.fen.clone(),
+        moves: job.position.moves.clone(),
+        tree,
+        pondered: Pondered::default(),
     }
 }
 
