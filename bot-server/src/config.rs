@@ -52,7 +52,7 @@ pub struct ServerConfig {
 
     /// Longest one AnalyzeGame review may take in all (ms, at least 1000). Nine tenths of it
     /// are split evenly over the positions to search, capping each position's time as
-    /// `total_time_ms` does; a review still running when all of it is spent (waiting for
+    /// total_time_ms does; a review still running when all of it is spent (waiting for
     /// threads) ends with a summary of the turns done (DEADLINE). Without it a review of 2,000
     /// positions could hold a thread for 2,000 × --max-time-ms.
     #[arg(long, env = "EMERGO_MAX_REVIEW_MS", default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1000..))]
@@ -62,14 +62,14 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_MAX_PLAYOUTS", default_value_t = 50_000_000)]
     pub max_playouts: u64,
 
-    /// Safety margin kept back from a game clock (`Limits.clock`) for the network and the
+    /// Safety margin kept back from a game clock (Limits.clock) for the network and the
     /// answer's way back (ms): the time manager never plans past the remaining time less this.
     #[arg(long, env = "EMERGO_CLOCK_MARGIN_MS", default_value_t = 50)]
     pub clock_margin_ms: u32,
 
     /// Largest search tree (nodes) of one search (at least 1000), a cap kept for compatibility
     /// beside --max-tree-memory. A full tree does not stop the search: it reclaims its
-    /// least-visited subtrees and grows on, and its statistics say `node_cap_reached`.
+    /// least-visited subtrees and grows on, and its statistics say node_cap_reached.
     #[arg(long, env = "EMERGO_MAX_NODES", default_value_t = 4_000_000)]
     pub max_nodes: usize,
 
@@ -82,7 +82,7 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_MAX_TREE_MEMORY", value_name = "SIZE", value_parser = parse_byte_size)]
     pub max_tree_memory: Option<u64>,
 
-    /// Longest a ponder runs after a BestMove that asked for one (`SearchOptions.ponder`), in
+    /// Longest a ponder runs after a BestMove that asked for one (SearchOptions.ponder), in
     /// ms; 0 turns pondering off. A ponder searches the game's tree on idle threads until the
     /// game's next request, any request that would wait for threads, or this cap.
     #[arg(long, env = "EMERGO_MAX_PONDER_MS", default_value_t = 60_000)]
@@ -96,20 +96,19 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_KEPT_NODES", default_value_t = 8_000_000)]
     pub kept_nodes: usize,
 
-    /// Optional address for Prometheus metrics over HTTP (`/metrics`), e.g. 127.0.0.1:9090.
+    /// Optional address for Prometheus metrics over HTTP (/metrics), e.g. 127.0.0.1:9090.
     #[arg(long, env = "EMERGO_METRICS_LISTEN", value_parser = parse_listen_addr)]
     pub metrics_listen: Option<SocketAddr>,
 
-    /// When set, every RPC but health needs `authorization: Bearer <token>`. An empty token is
-    /// refused at start-up (it used to turn auth off), and so is one no client could send
+    /// When set, every RPC but health needs authorization: Bearer <token>. An empty token is
+    /// refused at start-up rather than turning auth off, and so is one no client could send
     /// (control characters, non-ASCII, surrounding spaces). Prefer --auth-token-file: a
     /// command-line token is visible to every local user in /proc/PID/cmdline.
     #[arg(long, env = "EMERGO_AUTH_TOKEN", hide_env_values = true)]
     pub auth_token: Option<String>,
 
     /// Reads the bearer token from this file (surrounding whitespace trimmed; it must not be
-    /// empty). Conflicts with --auth-token. Read once at start-up by [`ServerConfig::validate`],
-    /// which moves the token into `auth_token`.
+    /// empty), once at start-up. Conflicts with --auth-token.
     #[arg(long, env = "EMERGO_AUTH_TOKEN_FILE", conflicts_with = "auth_token")]
     pub auth_token_file: Option<std::path::PathBuf>,
 
@@ -139,7 +138,7 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_KEEPALIVE_TIMEOUT_MS", default_value_t = 10_000)]
     pub keepalive_timeout_ms: u64,
 
-    /// Browser origins (e.g. `https://board.example.org`) allowed to call the HTTP gateway
+    /// Browser origins (e.g. https://board.example.org) allowed to call the HTTP gateway
     /// cross-origin; comma-separated or repeated. By default only same-origin pages may.
     #[arg(
         long = "cors-origin",
@@ -148,9 +147,9 @@ pub struct ServerConfig {
     )]
     pub cors_origins: Vec<String>,
 
-    /// Host names (optionally `name:port`) the HTTP gateway answers to, comma-separated or
-    /// repeated. Default: on a loopback address only `localhost`, `127.0.0.1` and `[::1]`
-    /// (against DNS rebinding); on other addresses any host. `*` allows any.
+    /// Host names (optionally name:port) the HTTP gateway answers to, comma-separated or
+    /// repeated. Default: on a loopback address only localhost, 127.0.0.1 and [::1]
+    /// (against DNS rebinding); on other addresses any host. * allows any.
     #[arg(
         long = "allowed-host",
         env = "EMERGO_ALLOWED_HOSTS",
@@ -158,7 +157,7 @@ pub struct ServerConfig {
     )]
     pub allowed_hosts: Vec<String>,
 
-    /// Log format: `text` (coloured only on a terminal) or `json` (one object per line).
+    /// Log format: text (coloured only on a terminal) or json (one object per line).
     #[arg(long, env = "EMERGO_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
 
@@ -181,30 +180,9 @@ pub struct ServerConfig {
     #[arg(long, env = "EMERGO_SHUTDOWN_GRACE_MS", default_value_t = 0)]
     pub shutdown_grace_ms: u64,
 
-    /// The search configuration, as comma-separated settings applied in order to the default
-    /// (the strongest measured): `config=uniform` for uniform random playouts, `config=v1` for
-    /// the first version's engine, or tuning
-    /// keys `c`, `cgrowth` and `cbase` (the exploration constant grown with a node's visits
-    /// `N` as `c * (1 + cgrowth * ln(1 + N / cbase))`; 0, the default: constant), `fpu`,
-    /// `sel=uct|puct`, `pw`, `minimax`, `cutoff`, `mix`, `leafvalue=edge|eval` (a new leaf's
-    /// value: its parent's score of the move, or evaluated again; default eval), `prune=on|off`,
-    /// `refine` (playouts after which a node's priors are searched a ply deeper; 0: never),
-    /// `refinegrowth`, `refinelevels`, `refineshare` (the share of a timed search's budget one
-    /// refinement may take; 1, the default: half the time left), `refinevalue` (weight of
-    /// refined values in visited moves' `Q`), `rescan` (with several threads, visits after which a thread scans a
-    /// top-level node's children again; 0: whenever another thread passed), `rescandiv` (under
-    /// PUCT, the share of a node's visits a reused scan lasts at most, deeper nodes included;
-    /// 0: deeper nodes scanned in full), `vloss` (lost visits each thread in flight adds to a
-    /// node, pushing threads apart; default 1), `expand` (playouts a leaf gets before its
-    /// children's edges are made; default 1), `temp`, `samples`, `scale`, `leafdepth`,
-    /// `priordepth`, `refinestep` (plies per refinement level),
-    /// `sacbonus` and `threatbonus` (centimen added to the priors of sacrifices and threats),
-    /// `kcache=on|off` (each search thread remembers the move knowledge of the positions it
-    /// expanded, for the same position reached by another move order), `net=default|none|PATH`
-    /// (the learned value correction: the shipped network, which the default engine uses;
-    /// none; or a network file), `blockade` (0 to 100: percent of the searching side's lead
-    /// given up when the opponent, behind, has a unit that can never move; 0, the default:
-    /// measured not to help). ServerInfo reports the result.
+    /// The search engine: comma-separated KEY=VALUE settings applied in order to the default
+    /// engine (config=strong, the strongest measured), e.g. config=uniform, c=3 or net=none.
+    /// --mcts-help lists every key. ServerInfo reports the engine that runs.
     #[arg(long = "mcts", env = "EMERGO_MCTS", default_value = "config=strong", value_parser = parse_mcts)]
     pub mcts: MctsConfig,
 }

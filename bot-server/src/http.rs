@@ -17,6 +17,9 @@
 //! - Errors: `{"code": "INVALID_ARGUMENT", "message": "..."}` with the matching HTTP status,
 //!   for every error of every layer (413, 405 and 415 included).
 //! - `GET /` and its assets: the web board (embedded in the binary).
+//! - `GET /healthz`: `200 {"status":"SERVING"}` while the server takes requests, `503
+//!   {"status":"NOT_SERVING"}` once it shuts down: the gRPC health service's answer for probes
+//!   and balancers that speak only HTTP. Like gRPC health it needs no token.
 //! - The browser-facing policy ([`crate::http_policy`]): checked `Host`, same-origin unless
 //!   `--cors-origin` lists more, `Content-Type: application/json` on JSON calls.
 //!
@@ -371,9 +374,28 @@ async fn not_found() -> Response {
     ApiError::new(
         StatusCode::NOT_FOUND,
         Code::NotFound,
-        "no such endpoint: use POST /v1/{BestMove,Analyze,AnalyzeGame,StopSearch,LegalMoves,ApplyMoves,ServerInfo} or GET /",
+        "no such endpoint: use POST /v1/{BestMove,Analyze,AnalyzeGame,StopSearch,LegalMoves,ApplyMoves,ServerInfo}, GET / or GET /healthz",
     )
     .into_response()
+}
+
+/// `GET /healthz`. Why no auth: a probe carries no token, and the answer tells nothing a
+/// refused connection would not (the gRPC health service is open for the same reason).
+async fn healthz(State(g): State<Gateway>) -> Response {
+    let (status, word) = if g.service.engine().is_shutting_down() {
+        (StatusCode::SERVICE_UNAVAILABLE, "NOT_SERVING")
+    } else {
+        (StatusCode::OK, "SERVING")
+    };
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        format!("{{\"status\":\"{word}\"}}"),
+    )
+        .into_response()
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -516,7 +538,10 @@ pub fn router(gateway: Gateway) -> Router {
     if let Some(cors) = policy.cors() {
         app = app.layer(cors);
     }
+    // Health after the policy's layers: a probe sends whatever Host its platform uses (a pod's
+    // address), and the answer is no secret worth guarding against rebinding.
     app.layer(from_fn_with_state(policy, guard))
+        .route("/healthz", get(healthz).fallback(wrong_method("GET")))
         .layer(from_fn(json_errors))
         .with_state(gateway)
 }

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use emergo_engine::level::Level;
 use emergo_proto::v1 as pb;
 use emergo_rules::{Game, GameError, Move};
 
@@ -113,6 +114,9 @@ pub struct SearchJob {
     pub search_id: Option<SearchId>,
     /// Ponder after answering (BestMove; checked to come with a game id and no root moves).
     pub ponder: bool,
+    /// The playing level (BestMove), `None` for the full engine: its playout cap is already in
+    /// `max_playouts`; the service draws the answer with [`Level::plan`].
+    pub level: Option<Level>,
     /// Interval between streamed updates.
     pub report_interval: Duration,
     /// When the request arrived: a clock's budget counts from here (tree reuse and waiting
@@ -186,13 +190,25 @@ impl SearchJob {
         let position = position.ok_or_else(|| ServiceError::invalid("position", "required"))?;
         let position = parse_position(&position.fen, &position.moves, "position.")?;
 
-        let limits = limits.ok_or_else(|| {
-            ServiceError::invalid(
-                "limits",
-                "required: set max_time_ms, max_playouts and/or clock",
-            )
-        })?;
-        if limits.max_time_ms.is_none() && limits.max_playouts.is_none() && limits.clock.is_none() {
+        let level = level(options.map_or(0, |o| o.level))?;
+        // A level below the top has its own playout budget: limits are optional there.
+        let level_playouts = level.and_then(|l| l.plan().max_playouts);
+        let no_limits = pb::Limits::default();
+        let limits = match (limits, level_playouts) {
+            (Some(limits), _) => limits,
+            (None, Some(_)) => &no_limits,
+            (None, None) => {
+                return Err(ServiceError::invalid(
+                    "limits",
+                    "required: set max_time_ms, max_playouts and/or clock",
+                ));
+            }
+        };
+        if limits.max_time_ms.is_none()
+            && limits.max_playouts.is_none()
+            && limits.clock.is_none()
+            && level_playouts.is_none()
+        {
             return Err(ServiceError::invalid(
                 "limits",
                 "set max_time_ms, max_playouts and/or clock",
@@ -220,6 +236,10 @@ impl SearchJob {
             }
             Some(n) => Some(n.min(config.max_playouts)),
             None => None,
+        };
+        let max_playouts = match (max_playouts, level_playouts) {
+            (Some(n), Some(cap)) => Some(n.min(cap)),
+            (n, cap) => n.or(cap.map(|cap| cap.min(config.max_playouts))),
         };
         // Without a time limit the playout cap still bounds the search, and so does the cap on
         // time: a playout-only request never runs longer than max_time_ms.
@@ -305,10 +325,24 @@ impl SearchJob {
             priority,
             search_id,
             ponder: o.ponder,
+            level,
             report_interval: Duration::from_millis(u64::from(report_ms)),
             arrived,
             time_budget,
         })
+    }
+}
+
+/// Checks `SearchOptions.level`: 0 is none, 1..=8 a level.
+fn level(n: u32) -> Result<Option<Level>, ServiceError> {
+    match n {
+        0 => Ok(None),
+        n => Level::new(n).map(Some).ok_or_else(|| {
+            ServiceError::invalid(
+                "options.level",
+                format!("{n} is not a level: 1 (weakest) to 8 (the full engine), or 0 for none"),
+            )
+        }),
     }
 }
 

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use emergo_engine::level::{Candidate, Level};
 use emergo_proto::v1 as pb;
 use tokio::sync::mpsc;
 use tracing::Instrument;
@@ -22,7 +23,7 @@ use crate::error::ServiceError;
 use crate::logging::LogSafe;
 use crate::request::{self, SearchJob, parse_position};
 use crate::review::{self, ReviewJob, ReviewResult};
-use crate::runner::{Engine, UpdateResult};
+use crate::runner::{Engine, UpdateResult, fresh_seed};
 use crate::stop::SearchId;
 
 /// Version of the rules this server implements.
@@ -116,6 +117,14 @@ impl Service {
                     "only BestMove ponders (after its answer)",
                 ));
             }
+            if job.level.is_some() {
+                // An analysis shows what the engine thinks; a level only changes the move
+                // it plays.
+                return Err(ServiceError::invalid(
+                    "options.level",
+                    "only BestMove plays at a level",
+                ));
+            }
             Ok(job)
         });
         let job = match job {
@@ -151,11 +160,17 @@ impl Service {
                     r.options.as_ref(),
                     0,
                 )?;
+                let level = job.level;
+                let seed = job.seed;
                 let update = self.engine.search(job, deadline, None).await?;
                 let playouts = update.stats.as_ref().map_or(0, |s| s.playouts);
-                tracing::info!(best_move = %update.best_move, playouts, "result");
+                let best_move = match level {
+                    Some(level) => level_choice(level, &update, seed),
+                    None => update.best_move.clone(),
+                };
+                tracing::info!(%best_move, playouts, level = level.map(|l| l.number()), "result");
                 Ok(pb::BestMoveResponse {
-                    best_move: update.best_move.clone(),
+                    best_move,
                     analysis: Some(update),
                 })
             }
@@ -404,6 +419,27 @@ async fn send_last<T>(tx: &mpsc::Sender<T>, item: T, deadline: Option<Instant>) 
             let _ = tx.send(item).await;
         }
     }
+}
+
+/// The move a level plays from a search's final update: drawn among the root moves by the
+/// level's plan ([`Level::plan`]), with the request's seed (0: a fresh one, so that a game
+/// against a level is not the same game every time).
+fn level_choice(level: Level, update: &pb::AnalysisUpdate, seed: u64) -> String {
+    let candidates: Vec<Candidate> = update
+        .moves
+        .iter()
+        .map(|m| Candidate {
+            visits: m.visits,
+            proven_win: m.proof == pb::ProofStatus::Win as i32,
+            proven_loss: m.proof == pb::ProofStatus::Loss as i32,
+        })
+        .collect();
+    let seed = if seed == 0 { fresh_seed() } else { seed };
+    level
+        .plan()
+        .choose(&candidates, seed)
+        .and_then(|i| update.moves.get(i))
+        .map_or_else(|| update.best_move.clone(), |m| m.r#move.clone())
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ import {
   savedGame,
   saveGame,
   setEngineTime,
+  setLevel,
   shareLink,
 } from './storage.js';
 import { exportText, gameRecord } from './export.js';
@@ -79,6 +80,7 @@ async function restoreGame(saved) {
   state.human = saved.human === 'b' ? 'b' : 'w';
   state.flipped = Boolean(saved.flipped);
   if (saved.engineTime > 0 && !params.has('time')) setEngineTime(Number(saved.engineTime));
+  if (Number.isInteger(saved.level) && saved.level >= 1 && saved.level <= 8) setLevel(saved.level);
   bumpGeneration();
   state.startFen = saved.startFen;
   state.tree = treeFrom(saved.lines.concat([saved.line]));
@@ -142,6 +144,10 @@ function wire() {
     saveGame();
     render();
     maybeEngineMove();
+  });
+  $('level').addEventListener('change', (e) => {
+    setLevel(Number(e.target.value));
+    saveGame();
   });
   $('engine-time').addEventListener('change', (e) => {
     state.engineTime = Number(e.target.value);

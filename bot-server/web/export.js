@@ -20,7 +20,7 @@ export async function gameRecord() {
     const r = await api('ApplyMoves', { fen: state.startFen, moves });
     status = { result: (r.status && r.status.result) || '*', reason: (r.status && r.status.reason) || '' };
   }
-  const engineName = `emergo-bot ${(state.info && state.info.version) || ''} (${state.engineTime / 1000} s/move)`.replace('  ', ' ');
+  const engineName = `emergo-bot ${(state.info && state.info.version) || ''} (${state.level < 8 ? `level ${state.level}` : `${state.engineTime / 1000} s/move`})`.replace('  ', ' ');
   const white = state.mode === 'play' ? (state.human === 'w' ? 'Human' : engineName) : '?';
   const black = state.mode === 'play' ? (state.human === 'b' ? 'Human' : engineName) : '?';
   const d = new Date();

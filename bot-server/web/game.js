@@ -88,7 +88,8 @@ export async function maybeEngineMove(force = false) {
       {
         position: { fen: state.startFen, moves },
         limits: { maxTimeMs: state.engineTime },
-        options: { gameId: state.gameId, threads: threads() },
+        // Level 8 is the full engine: sent as no level at all, as every client without levels.
+        options: { gameId: state.gameId, threads: threads(), ...(state.level < 8 ? { level: state.level } : {}) },
       },
       controller.signal,
     );

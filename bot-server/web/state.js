@@ -14,6 +14,7 @@ export const state = {
   mode: 'play', // 'play' (the engine answers), 'analysis' or 'review' (free moves for both sides)
   human: 'w',
   engineTime: 1000,
+  level: 8, // the engine's playing level in play mode: 1 (beginner) to 8 (the full engine)
   startFen: INITIAL_FEN,
   tree: { move: null, children: [] }, // every line tried (see tree.js)
   moves: [], // the line shown: a path of the tree, continued along its first children

@@ -26,6 +26,7 @@ export function saveGame() {
     human: state.human,
     flipped: state.flipped,
     engineTime: state.engineTime,
+    level: state.level,
     resigned: state.resigned,
   };
   try {
@@ -117,6 +118,14 @@ export function forgetAddressGame() {
   const url = new URL(location.href);
   for (const name of GAME_PARAMS) url.searchParams.delete(name);
   history.replaceState(null, '', url);
+}
+
+/** Sets the engine's playing level (1..8) and the selectors that show it. */
+export function setLevel(level) {
+  state.level = level;
+  $('level').value = String(level);
+  // Levels below 8 have a budget of their own: the time is the full engine's.
+  $('engine-time').disabled = level < 8;
 }
 
 export function setEngineTime(ms) {

@@ -71,7 +71,7 @@ pub struct MctsConfig {
 }
 
 impl Default for MctsConfig {
-    /// The strongest configuration measured (README, strength section): the default of the
+    /// The strongest configuration measured (`docs/STRENGTH.md`): the default of the
     /// server and of the `emergo` tools.
     fn default() -> Self {
         MctsConfig::strong()
@@ -79,21 +79,20 @@ impl Default for MctsConfig {
 }
 
 impl MctsConfig {
-    /// The default engine: evaluation at the leaf (captures resolved), PUCT with priors from
-    /// the evaluation, the root's moves scored by a 2-ply search and its children's by a 1-ply
-    /// one (`priordepth=2`: +176 Elo against the same engine with one-ply priors), every node's
-    /// moves searched again a ply deeper after 300 playouts and once more after 1,200
+    /// The default engine: evaluation at the leaf (captures resolved), PUCT with priors from the
+    /// evaluation, the root's moves scored by a 2-ply search and its children's by a 1-ply one
+    /// (`priordepth=2`: +176 Elo against the same engine with one-ply priors), every node's moves
+    /// searched again a ply deeper after 300 playouts and once more after 1,200
     /// (`refine=300,refinelevels=2`: +119 Elo against 3-ply root priors, which were +127 against
-    /// 2-ply ones; SPRTs in the README's strength section), implicit minimax backups, and
-    /// prior bonuses: +100 centimen for a move the opponent must answer by capturing and +150
-    /// for one that leaves the mover a capture (`sacbonus=100,threatbonus=150`: +77 Elo
-    /// against the same engine without them). The refutations the engine misses start with
-    /// such moves, whose plain scores look bad until the line is read to its end. Every
-    /// quiet position's score is corrected by the shipped value network
-    /// ([`crate::value_net::shipped`], `net=default`), distilled from 6-ply alpha-beta
-    /// searches and bounded to ±350 centimen: it carries part of what alpha-beta reads into
-    /// every leaf and prior, and the bound keeps it from talking the search into giving men
-    /// away where it was never trained (README, strength section).
+    /// 2-ply ones; SPRTs in `docs/STRENGTH.md`, "How the default engine got here"), implicit
+    /// minimax backups, and prior bonuses: +100 centimen for a move the opponent must answer by
+    /// capturing and +150 for one that leaves the mover a capture (`sacbonus=100,threatbonus=150`:
+    /// +77 Elo against the same engine without them). The refutations the engine misses start with
+    /// such moves, whose plain scores look bad until the line is read to its end. Every quiet
+    /// position's score is corrected by the shipped value network ([`crate::value_net::shipped`],
+    /// `net=default`), distilled from 6-ply alpha-beta searches and bounded to ±350 centimen: it
+    /// carries part of what alpha-beta reads into every leaf and prior, and the bound keeps it from
+    /// talking the search into giving men away where it was never trained (`docs/STRENGTH.md`).
     pub fn strong() -> Self {
         MctsConfig {
             knowledge: Some(Knowledge {
@@ -134,7 +133,7 @@ impl MctsConfig {
     /// bytes per playout instead of 130 and its search runs at 91–92% of the raw playouts'
     /// speed instead of 85%, at an equal strength by time (SPRTs in
     /// docs/STRENGTH.md). No knowledge: the knowledge-free point of comparison from 2026-12-07
-    /// on (the strength log's earlier uniform rows measured [`MctsConfig::first_version`]).
+    /// on (docs/STRENGTH.md's earlier uniform rows measured [`MctsConfig::first_version`]).
     pub fn uniform() -> Self {
         MctsConfig {
             expand_threshold: 8,
@@ -144,7 +143,7 @@ impl MctsConfig {
 
     /// The first version's engine, `config=v1`: UCT (c = 1, every child tried once) over
     /// uniformly random playouts to the end of the game, with smart pruning, every leaf
-    /// expanded after its first playout. The strength log's uniform rows before 2026-12-07
+    /// expanded after its first playout. docs/STRENGTH.md's uniform rows before 2026-12-07
     /// measured this engine; kept so that they can be played again.
     pub fn first_version() -> Self {
         let d = SearchParams::default();
@@ -247,6 +246,110 @@ impl MctsConfig {
         "vloss",
         "expand",
     ];
+
+    /// Every setting [`set`](MctsConfig::set) takes, `(KEY[=VALUES], meaning)`, for help texts
+    /// (`bot-server --mcts-help`, `emergo arena --engines-help`): documented once, here, beside
+    /// the code that reads them; a test checks that every key of [`KEYS`](MctsConfig::KEYS) is
+    /// listed.
+    pub const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        (
+            "config=strong|uniform|v1",
+            "a named configuration (replaces everything: give it first)",
+        ),
+        ("c", "exploration constant (UCT c, PUCT c_puct)"),
+        (
+            "cgrowth, cbase",
+            "growth of the exploration constant with a node's visits (0: constant)",
+        ),
+        (
+            "fpu",
+            "first-play urgency of children without a static value",
+        ),
+        ("sel=uct|puct", "selection rule"),
+        ("pw", "progressive-bias weight of the priors under UCT"),
+        ("minimax", "implicit minimax weight (0 to 1)"),
+        (
+            "cutoff=N|none",
+            "plies of playout before the evaluation scores it (0: evaluation at the leaf)",
+        ),
+        (
+            "mix",
+            "weight of a playout mixed into the evaluation at the leaf (0 to 1)",
+        ),
+        (
+            "leafvalue=edge|eval",
+            "a new leaf's value: its edge's static value, or evaluated again",
+        ),
+        (
+            "prune=on|off",
+            "stop early when the best move can no longer change",
+        ),
+        (
+            "refine",
+            "playouts after which a node's moves are searched again a ply deeper (0: off)",
+        ),
+        (
+            "refinegrowth, refinelevels",
+            "factor between a node's refinements, and how many at most",
+        ),
+        (
+            "refineshare",
+            "share of a timed search one refinement may take (0 to 1)",
+        ),
+        (
+            "refinevalue",
+            "weight of refined edge values in the children's values (0 to 1)",
+        ),
+        (
+            "rescan, rescandiv",
+            "with several threads: how long a scan of a node's children is reused",
+        ),
+        ("vloss", "virtual loss per thread in flight (0 to 1000)"),
+        (
+            "expand",
+            "playouts a leaf gets before its children are made (1 to 1000)",
+        ),
+        (
+            "temp",
+            "softmax temperature of the priors, centimen (lower: greedier)",
+        ),
+        (
+            "samples",
+            "moves sampled per turn of a heavy playout (1: uniform)",
+        ),
+        ("scale", "centimen per logistic unit of the win probability"),
+        ("leafdepth", "depth of the alpha-beta search scoring a leaf"),
+        (
+            "priordepth",
+            "depth of the searches scoring the root's moves for priors",
+        ),
+        ("refinestep", "plies each refinement level adds (1 to 4)"),
+        (
+            "sacbonus, threatbonus",
+            "prior bonus of a sacrifice, of a threat (centimen)",
+        ),
+        (
+            "kcache=on|off",
+            "remember priors and values of positions seen again",
+        ),
+        (
+            "net=default|PATH|none",
+            "a learned value correction (default: the shipped one)",
+        ),
+        (
+            "blockade",
+            "lead discounted for a stuck unit, percent (0 to 100)",
+        ),
+    ];
+
+    /// [`SETTINGS`](MctsConfig::SETTINGS) as an aligned list, one setting a line, each line
+    /// starting with `indent`.
+    pub fn settings_help(indent: &str) -> String {
+        MctsConfig::SETTINGS
+            .iter()
+            .map(|(key, meaning)| format!("{indent}{key:<26} {meaning}\n"))
+            .collect()
+    }
 
     /// Changes one setting from text (arena engine specs, tuning): `config=strong|uniform|v1`
     /// (replaces everything, so give it first), `c`, `cgrowth` and `cbase` (the exploration
@@ -778,5 +881,16 @@ mod tests {
                 .describe()
                 .contains("uniform random playouts")
         );
+    }
+    #[test]
+    fn every_setting_is_documented() {
+        let words: Vec<&str> = MctsConfig::SETTINGS
+            .iter()
+            .flat_map(|(key, _)| key.split(|c: char| !c.is_ascii_alphanumeric()))
+            .collect();
+        for key in MctsConfig::KEYS {
+            assert!(words.contains(key), "{key} is not in MctsConfig::SETTINGS");
+        }
+        assert!(MctsConfig::settings_help("  ").lines().count() == MctsConfig::SETTINGS.len());
     }
 }

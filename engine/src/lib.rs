@@ -9,6 +9,7 @@
 //!   the first version's, `v1`) and their `key=value` settings, shared by the server and the
 //!   tools;
 //! - [`learn`]: fitting the evaluation weights to self-play results;
+//! - [`level`]: playing levels 1–8, weaker opponents made from the same search;
 //! - [`value_net`]: a learned correction of the evaluation, distilled from deeper searches,
 //!   and [`distill`]: its training data.
 //!
@@ -22,6 +23,7 @@ pub mod distill;
 pub mod eval;
 mod knowledge_cache;
 pub mod learn;
+pub mod level;
 pub mod state;
 pub mod value_net;
 

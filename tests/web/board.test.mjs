@@ -674,7 +674,7 @@ async function reviewGame(page) {
   check(await page.locator(`#review-moves li[data-turn="${worst.turn}"].current`).count() === 1, 'the move is highlighted in the list');
   log(`  turn ${worst.turn} (${worst.cls}): ${st.detail}`);
   await page.evaluate(() => window.scrollTo(0, 0));
-  // The board and the review panel (the README's picture: docs/review.png).
+  // The board and the review panel (the picture in docs/WEB.md: docs/review.png).
   await page.screenshot({ path: join(shotDir, 'review.png'), clip: { x: 0, y: 0, width: 1220, height: 820 } });
 
   // Clicking a row of the move list jumps too.
@@ -718,6 +718,29 @@ async function reviewGame(page) {
   log(`  bad record: ${st.message}`);
 }
 
+async function playAtALevel(page) {
+  log('levels: the selector, the level sent with the engine\'s move, kept over a reload');
+  await page.goto(`${BASE}/?color=w&time=200`);
+  await waitReady(page);
+  check((await page.locator('#level').inputValue()) === '8', 'the default level is 8, the full engine');
+  check(await page.locator('#engine-time').isEnabled(), 'at level 8 the engine time can be chosen');
+  await page.selectOption('#level', '2');
+  check(await page.locator('#engine-time').isDisabled(), 'below level 8 the time does not apply');
+  const sent = page.waitForRequest((r) => r.url().endsWith('/v1/BestMove'));
+  const st = await boardState(page);
+  const legal = await api('LegalMoves', { position: { fen: INITIAL, moves: st.moves } });
+  const move = legal.moves[0].move;
+  for (const sq of move.split(/[-x]/)) await clickSquare(page, sq);
+  const body = JSON.parse((await sent).postData());
+  check(body.options && body.options.level === 2, `the engine's move should be asked at level 2: ${JSON.stringify(body.options)}`);
+  await waitFor(page, 'the level-2 engine answer', (ply) => Number(document.getElementById('board').dataset.ply) >= ply + 2, st.ply);
+  await page.reload();
+  await waitReady(page, 'the game restored after a reload');
+  check((await page.locator('#level').inputValue()) === '2', 'the level is kept over a reload');
+  await page.selectOption('#level', '8');
+  log(`  level 2 answered ${move} with ${(await boardState(page)).moves[st.ply + 1]}`);
+}
+
 async function main() {
   mkdirSync(shotDir, { recursive: true });
   const browser = await chromium.launch({
@@ -734,6 +757,7 @@ async function main() {
       if (m.type() === 'error') console.warn('[browser console]', m.text());
     });
     await playGame(page);
+    await playAtALevel(page);
     await playChain(page);
     await analyse(page);
     await teachTheGame(page);

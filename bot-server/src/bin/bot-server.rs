@@ -24,11 +24,22 @@ use emergo_bot_server::server::{EXIT_CONFIG, EXIT_GRACE_EXCEEDED, EXIT_SECOND_SI
 struct Cli {
     #[command(flatten)]
     config: ServerConfig,
+    /// Lists every --mcts setting and exits.
+    #[arg(long)]
+    mcts_help: bool,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let mut cli = Cli::parse();
+    if cli.mcts_help {
+        print!(
+            "--mcts KEY=VALUE,... changes the search engine; the settings apply in order to the \
+             default (config=strong):\n\n{}",
+            emergo_engine::MctsConfig::settings_help("  ")
+        );
+        return ExitCode::SUCCESS;
+    }
     // Logging first, so that the warnings of the start-up checks (a token file others can read,
     // a certificate out of its dates) reach the log. clap accepted the name, so this always
     // matches; validate() checks it again for configurations built in code.

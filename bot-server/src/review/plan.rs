@@ -432,6 +432,9 @@ fn options_of(
     if o.ponder {
         return not_here("ponder", "a review plays no moves");
     }
+    if o.level != 0 {
+        return not_here("level", "a review judges with the full engine");
+    }
     let shape = request::SearchShape::check(o, config)?;
     // A review is bulk work: BATCH unless the client says otherwise.
     let priority = match o.priority {

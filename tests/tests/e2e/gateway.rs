@@ -386,3 +386,42 @@ async fn stop_search_ends_an_sse_analysis_with_its_answer() {
     );
     server.stop().await;
 }
+
+/// `GET /healthz` answers probes that speak only HTTP: no token needed (as for gRPC health),
+/// any `Host` (a platform's probe sends the pod's address), 503 once the server shuts down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_answers_probes_without_a_token() {
+    let server = TestServer::start(ServerConfig {
+        auth_token: Some("tok".into()),
+        ..config()
+    })
+    .await;
+    let url = format!("{}/healthz", server.http_url);
+    let client = reqwest::Client::new();
+    let r = client
+        .get(&url)
+        .header("host", "10.1.2.3:8080")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body, json!({"status": "SERVING"}));
+    // The same foreign Host on an RPC is still refused: only health is outside the policy.
+    let r = client
+        .get(format!("{}/v1/ServerInfo", server.http_url))
+        .header("host", "10.1.2.3:8080")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let r = client.post(&url).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+
+    server.engine.shutdown();
+    let r = client.get(&url).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body, json!({"status": "NOT_SERVING"}));
+    server.stop().await;
+}

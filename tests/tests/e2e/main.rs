@@ -20,6 +20,7 @@ mod exit_codes;
 mod fleet;
 mod gateway;
 mod gateway_policy;
+mod levels;
 mod ponder;
 mod process;
 mod python_client;

@@ -44,6 +44,28 @@ fn help_documents_every_flag_with_its_default() {
     ] {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }
+    // Help is read in a terminal: no rustdoc markup (backticks, intra-doc links).
+    assert!(!help.contains('`'), "markup in --help:\n{help}");
+    assert!(!help.contains("[`"), "an intra-doc link in --help:\n{help}");
+
+    // The engine's settings are listed apart, each key once.
+    let out = Command::new(binary("bot-server"))
+        .arg("--mcts-help")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let settings = String::from_utf8(out.stdout).unwrap();
+    for key in [
+        "config=strong|uniform|v1",
+        "minimax",
+        "net=default|PATH|none",
+        "refine",
+    ] {
+        assert!(
+            settings.contains(key),
+            "--mcts-help lacks {key}:\n{settings}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
