@@ -6,7 +6,7 @@
 //!
 //! `cargo run --release -p emergo-engine --example reroot -- [visits [FEN]]` (default 1,000,000
 //! visits from the initial position). Figures and the date they were taken: docs/PERFORMANCE.md,
-//! "Keeping the tree between moves".
+//! "Answers on time".
 
 use std::time::Instant;
 

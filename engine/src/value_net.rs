@@ -174,8 +174,9 @@ impl ValueNet {
     /// Why: the network is trustworthy near the positions it was fitted to and nowhere else. A
     /// search tree is full of positions no training game reached, and there an unbounded
     /// correction can outweigh men given away (the engine fed men into captures against a weak
-    /// opponent, README). A bound keeps the linear evaluation's material count in charge of
-    /// large differences; the network adjusts within it.
+    /// opponent, `docs/STRENGTH.md`, "The value network"). A bound keeps the linear
+    /// evaluation's material count in charge of large differences; the network adjusts within
+    /// it.
     pub fn with_bound(mut self, bound: Option<u16>) -> ValueNet {
         self.bound = bound.map(|b| b.clamp(1, MAX_BOUND));
         self

@@ -6,7 +6,7 @@ bot-server and prints one line per attack with what happened and how long it too
     python3 tests/probe/hostile.py --grpc 127.0.0.1:50051 --http 127.0.0.1:8080 [--pid PID]
 
 Python standard library only. A benchmark run by hand, not a test: the tests in tests/tests/
-prove each behaviour; this reports the figures for the README and the closing note.
+prove each behaviour; this reports the figures that `docs/HOSTING.md` and `docs/PERFORMANCE.md` quote.
 """
 
 import argparse

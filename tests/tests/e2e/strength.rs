@@ -2,7 +2,7 @@
 //! seeds, one thread): the default MCTS must beat the baselines and must not lose to the
 //! alpha-beta engine at low depth, and the alpha-beta engine must beat the first version's
 //! uniform-playout MCTS. The long time-based matches are benchmarks, run by hand with
-//! `emergo arena`; the README's strength section has their commands and results.
+//! `emergo arena`; `docs/STRENGTH.md` has their commands and results.
 
 use emergo_cli::players::{
     AbPlayer, GreedyPlayer, MctsPlayer, MovePicker, RandomPlayer, play_game,
