@@ -601,10 +601,13 @@ async function phoneAnalysis(page) {
       board: document.getElementById('board').getBoundingClientRect().toJSON(),
       bar: document.getElementById('eval-bar').getBoundingClientRect().toJSON(),
       white: document.getElementById('eval-bar').dataset.white,
+      firstRow: document.querySelector('#analysis-table tbody tr').getBoundingClientRect().toJSON(),
     }));
     check(m.scroll <= m.client, `no horizontal scrolling at 390 px during analysis: the page is ${m.scroll} px wide`);
     check(m.bar.bottom <= 844 && m.board.top >= 0 && m.bar.top - m.board.bottom < 20, `the evaluation bar should be on screen with the board: ${JSON.stringify(m)}`);
     check(Number(m.white) >= 0 && Number(m.white) <= 1, `the bar's value: ${m.white}`);
+    // The engine's lines come right under the board, on the first screen with it.
+    check(m.firstRow.top + 24 <= 844 && m.firstRow.top > m.board.bottom, `the best line should be on screen under the board: ${JSON.stringify(m)}`);
     await page.screenshot({ path: join(shotDir, 'phone.png') });
     log(`  page ${m.scroll} px wide, bar at ${Math.round(m.bar.top)}-${Math.round(m.bar.bottom)} px, White ${m.white}`);
     await page.click('#analyze-stop');
@@ -741,6 +744,28 @@ async function playAtALevel(page) {
   log(`  level 2 answered ${move} with ${(await boardState(page)).moves[st.ply + 1]}`);
 }
 
+async function feedbackInView(browser) {
+  log('feedback in view at 1280×800: the message of an illegal click and the status');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(T);
+  try {
+    await page.goto(`${BASE}/?color=w&time=200`);
+    await waitReady(page);
+    await clickSquare(page, 'e5');
+    await waitFor(page, 'the illegal-click message', () => document.getElementById('message').textContent.includes('e5'));
+    const m = await page.evaluate(() => ({
+      message: document.getElementById('message').getBoundingClientRect().toJSON(),
+      status: document.getElementById('status').getBoundingClientRect().toJSON(),
+      scrollY: window.scrollY,
+    }));
+    check(m.scrollY === 0 && m.message.bottom <= 800 && m.status.bottom <= 800, `the message and status should be in view without scrolling: ${JSON.stringify(m)}`);
+    log(`  message at ${Math.round(m.message.top)}-${Math.round(m.message.bottom)} px of 800`);
+  } finally {
+    await context.close();
+  }
+}
+
 async function main() {
   mkdirSync(shotDir, { recursive: true });
   const browser = await chromium.launch({
@@ -758,6 +783,7 @@ async function main() {
     });
     await playGame(page);
     await playAtALevel(page);
+    await feedbackInView(browser);
     await playChain(page);
     await analyse(page);
     await teachTheGame(page);
