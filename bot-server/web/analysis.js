@@ -162,6 +162,8 @@ function renderAnalysis() {
   for (const m of (last.moves || []).slice(0, 10)) {
     const tr = document.createElement('tr');
     tr.dataset.move = m.move;
+    tr.dataset.pv = (m.pv || [m.move]).join(' ');
+    tr.title = 'Click to play this move (or a move of its line) on the board';
     tr.dataset.visits = String(Number(m.visits || 0));
     const cells = [
       m.move,
@@ -172,8 +174,19 @@ function renderAnalysis() {
     ];
     cells.forEach((c, i) => {
       const td = document.createElement('td');
-      td.textContent = c;
-      if (i === 4) td.className = 'pv';
+      if (i === 4) {
+        td.className = 'pv';
+        // Each move of the line is clickable: the line up to it is played on the board.
+        (m.pv || [m.move]).slice(0, 6).forEach((mv, k) => {
+          if (k) td.append(' ');
+          const span = document.createElement('span');
+          span.className = 'pv-move';
+          span.dataset.step = String(k);
+          span.textContent = mv;
+          td.appendChild(span);
+        });
+        if ((m.pv || []).length > 6) td.append(' …');
+      } else td.textContent = c;
       tr.appendChild(td);
     });
     body.appendChild(tr);

@@ -34,7 +34,7 @@ import { INITIAL_FEN, other, params, render, setRenderer, state } from './state.
 import { $ } from './dom.js';
 import { clearMessage, say } from './messages.js';
 import { api, describeError } from './api.js';
-import { sideToMove } from './position.js';
+import { shownMoves, sideToMove } from './position.js';
 import { mainLine, treeFrom } from './tree.js';
 import { resetPv, stepPv } from './pv.js';
 import { startAnalysis, stopWithAnswer } from './analysis.js';
@@ -54,11 +54,13 @@ import {
   afterChange,
   bumpGeneration,
   goToLine,
+  hint,
   loadFromInputs,
   maybeEngineMove,
   navigate,
   newGame,
   onResignClick,
+  playLine,
   promoteShown,
   undo,
 } from './game.js';
@@ -91,6 +93,17 @@ async function restoreGame(saved) {
   $('moves-input').value = mainLine().join(' ');
   await afterChange();
   return true;
+}
+
+/** "Review this game", offered when a game ends: review mode on the game's main line. */
+function reviewThisGame() {
+  state.mode = 'review';
+  $('review-record').value = '';
+  clearMessage();
+  bumpGeneration();
+  saveGame();
+  render();
+  startReview();
 }
 
 function wire() {
@@ -187,14 +200,40 @@ function wire() {
       say(describeError(e), 'error');
     }
   });
+  $('hint').addEventListener('click', () => hint());
+  $('review-this').addEventListener('click', () => reviewThisGame());
+  $('analysis-table').addEventListener('click', (e) => {
+    // A row plays its move; a move of its line plays the line up to that move.
+    const row = e.target.closest('tr[data-move]');
+    if (!row || !state.pos) return;
+    const step = e.target.closest('[data-step]');
+    const line = step ? row.dataset.pv.split(' ').slice(0, Number(step.dataset.step) + 1) : [row.dataset.move];
+    playLine(shownMoves().concat(line));
+  });
+  // The keys of lichess's boards: arrows and Home/End through the moves, f flips, h for a hint.
   document.addEventListener('keydown', (e) => {
-    if (e.target.closest('input, textarea, select') || state.editor) return;
-    if (e.key === 'ArrowLeft') navigate(state.cursor - 1);
-    else if (e.key === 'ArrowRight') navigate(state.cursor + 1);
-    else if (e.key === 'Escape' && state.sel.length) {
-      state.sel = [];
-      render();
-    }
+    if (e.target.closest('input, textarea, select') || state.editor || e.ctrlKey || e.metaKey || e.altKey) return;
+    const keys = {
+      ArrowLeft: () => navigate(state.cursor - 1),
+      ArrowRight: () => navigate(state.cursor + 1),
+      ArrowUp: () => navigate(0),
+      Home: () => navigate(0),
+      ArrowDown: () => navigate(state.moves.length),
+      End: () => navigate(state.moves.length),
+      f: () => $('flip').click(),
+      h: () => {
+        if (state.mode === 'play') hint();
+      },
+      Escape: () => {
+        if (!state.sel.length) return;
+        state.sel = [];
+        render();
+      },
+    };
+    const action = keys[e.key];
+    if (!action) return;
+    e.preventDefault(); // the arrows and Home/End would scroll the page
+    action();
   });
 }
 

@@ -77,6 +77,8 @@ export async function maybeEngineMove(force = false) {
   }
   if (state.pos.key !== posKey(shownMoves())) return;
   stopAnalysis();
+  if (state.hint && state.hint.controller) state.hint.controller.abort();
+  state.hint = null;
   const gen = state.generation;
   const controller = new AbortController();
   state.engine = { controller };
@@ -166,6 +168,45 @@ export function navigate(to) {
   state.cursor = c;
   clearMessage();
   afterChange();
+}
+
+/**
+ * Plays `moves` from the start into the move tree (a new variation where they leave the known
+ * lines) and shows the position at their end: a click on a row of the analysis, or on a move of
+ * its line.
+ */
+export function playLine(moves) {
+  if (state.engine) bumpGeneration();
+  showNewLine(moves);
+  clearMessage();
+  afterChange();
+}
+
+/** Asks the engine for the move it would play in the shown position, drawn as one arrow. */
+export async function hint() {
+  if (!state.pos || gameOver() || state.engine || (state.hint && state.hint.controller)) return;
+  const key = state.pos.key;
+  const controller = new AbortController();
+  state.hint = { key, move: null, controller };
+  render();
+  try {
+    const r = await api(
+      'BestMove',
+      {
+        position: { fen: state.startFen, moves: shownMoves() },
+        limits: { maxTimeMs: 1000 },
+        options: { gameId: state.gameId, threads: threads() },
+      },
+      controller.signal,
+    );
+    if (!state.hint || state.hint.controller !== controller) return;
+    state.hint = { key, move: r.bestMove || null, controller: null };
+    if (r.bestMove) say(`Hint: the engine would play ${r.bestMove}.`, 'info');
+  } catch (e) {
+    if (state.hint && state.hint.controller === controller) state.hint = null;
+    if (e.name !== 'AbortError') say(`No hint: ${describeError(e)}.`, 'error');
+  }
+  render();
 }
 
 /** Shows the position after `moves`, a path of the tree (a click in the move list). */

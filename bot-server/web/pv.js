@@ -17,6 +17,9 @@ export function bestLine() {
   if (best) return best.pv || [best.move];
   const t = shownReviewTurn();
   if (t && t.bestMove) return t.bestPv && t.bestPv.length ? t.bestPv : [t.bestMove];
+  // A hint is one arrow, the move alone: a player asked what to play, not for the line.
+  const h = state.hint;
+  if (h && h.move && state.pos && h.key === state.pos.key) return [h.move];
   return [];
 }
 

@@ -33,6 +33,7 @@ export const state = {
   generation: 0, // bumped whenever the game is replaced or taken back
   info: null, // ServerInfo
   token: params.get('token') || '',
+  hint: null, // { key, move, controller }: the engine's suggestion for the shown position (play mode)
   engineNote: null, // { ply, move, text }: what the engine said about the move it played
   exportKind: '', // 'fen', 'record' or 'link': what the Export box holds (kept up to date with the game)
 };

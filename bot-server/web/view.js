@@ -3,7 +3,7 @@
 
 import { NAME, other, state } from './state.js';
 import { $ } from './dom.js';
-import { describeStatus, gameOver, parseFen, shownStatus } from './position.js';
+import { describeStatus, gameOver, parseFen, shownStatus, sideToMove } from './position.js';
 import { inVariation } from './tree.js';
 import { headlineValue, isForced, proofText } from './evaluation.js';
 import { bestLine, currentAnalysis } from './pv.js';
@@ -100,6 +100,8 @@ export function renderPage(withAnalysis = true) {
   $('undo').disabled = state.moves.length === 0;
   $('engine-move').disabled = Boolean(state.engine) || !pos || gameOver();
   $('resign').hidden = state.mode !== 'play';
+  $('hint').hidden = state.mode !== 'play';
+  $('hint').disabled = !pos || gameOver() || Boolean(state.engine) || Boolean(state.hint && state.hint.controller) || sideToMove() !== state.human;
   $('resign').disabled = !canResign();
   $('promote').disabled = !inVariation();
   $('mode').value = state.mode;
@@ -138,6 +140,8 @@ function renderBanner() {
   el.dataset.result = over ? status.result : '';
   el.dataset.reason = over ? status.reason : '';
   el.textContent = over ? resultText(status, parseFen(pos.fen).side) : '';
+  // A finished game in play mode: offer its review, as lichess does.
+  $('review-this').hidden = !(over && state.mode === 'play' && state.cursor === state.moves.length);
 }
 
 /** The evaluation bar beside the board: White's share of the expected score, from the analysis. */

@@ -766,6 +766,81 @@ async function feedbackInView(browser) {
   }
 }
 
+async function navigationAndHints(page) {
+  log('lichess-style keys, clicking the analysis, a hint, a review offered at the end');
+  await page.goto(`${BASE}/?mode=analysis&moves=a1,i9,c3,g7`);
+  await waitReady(page);
+  const plyAfter = async (key, ply) => {
+    await page.keyboard.press(key);
+    await waitFor(page, `${key} to show ply ${ply}`, (p) => Number(document.getElementById('board').dataset.ply) === p, ply);
+  };
+  await plyAfter('Home', 0);
+  await plyAfter('End', 4);
+  await plyAfter('ArrowUp', 0);
+  await plyAfter('ArrowDown', 4);
+  await plyAfter('ArrowLeft', 3);
+  await plyAfter('ArrowRight', 4);
+  const a1Top = () => page.evaluate(() => document.querySelector('#board [data-square="a1"]').getBoundingClientRect().top);
+  const before = await a1Top();
+  await page.keyboard.press('f');
+  await waitFor(page, 'the board flipped by f', (y) => document.querySelector('#board [data-square="a1"]').getBoundingClientRect().top < y - 100, before);
+  await page.keyboard.press('f');
+  check(Math.abs((await a1Top()) - before) < 1, 'f again flips the board back');
+
+  // A row of the analysis plays its move; a move of a line plays the line up to it, as a variation.
+  await page.click('#analyze-start');
+  await waitFor(page, 'analysis rows', () => document.querySelectorAll('#analysis-table tbody tr').length >= 2);
+  await page.click('#analyze-stop');
+  await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
+  const first = await page.locator('#analysis-table tbody tr').first().getAttribute('data-move');
+  await page.locator('#analysis-table tbody tr').first().locator('td').first().click();
+  await waitFor(page, 'the clicked row played', () => Number(document.getElementById('board').dataset.ply) === 5);
+  let st = await boardState(page);
+  check(st.moves[4] === first, `the row's move ${first} should be played: ${JSON.stringify(st.moves)}`);
+  await plyAfter('ArrowLeft', 4);
+  await page.click('#analyze-start');
+  await waitFor(page, 'a second row with a line', () => {
+    const row = document.querySelectorAll('#analysis-table tbody tr')[1];
+    return row && row.querySelectorAll('.pv-move').length >= 2;
+  });
+  await page.click('#analyze-stop');
+  await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
+  const second = page.locator('#analysis-table tbody tr').nth(1);
+  const pv = (await second.getAttribute('data-pv')).split(' ');
+  await second.locator('.pv-move').nth(1).click();
+  await waitFor(page, 'the clicked line played', () => Number(document.getElementById('board').dataset.ply) === 6);
+  st = await boardState(page);
+  const expected = await api('ApplyMoves', { fen: INITIAL, moves: ['a1', 'i9', 'c3', 'g7', ...pv.slice(0, 2)] });
+  check(st.fen === expected.fen, `the board should show the line up to the clicked move ${pv.slice(0, 2)}: ${st.fen}`);
+  check((await page.locator('#move-list .variation').count()) >= 1, 'the other line stays as a variation');
+  log(`  row ${first} played; line ${pv.slice(0, 2).join(' ')} played as a variation`);
+
+  // A hint: one arrow, no line.
+  await page.goto(`${BASE}/?color=w&time=200`);
+  await waitReady(page);
+  check(await page.locator('#hint').isVisible(), 'play mode offers a hint');
+  await page.click('#hint');
+  await waitFor(page, 'the hint', () => /Hint: the engine would play/.test(document.getElementById('message').textContent));
+  const arrows = await page.locator('#arrows > *').count();
+  check(arrows === 1, `a hint is one arrow, found ${arrows}`);
+
+  // Play the hinted move; the engine answers.
+  const hinted = (await page.locator('#message').innerText()).match(/would play (\S+)\./)[1];
+  for (const sq of hinted.split(/[-x]/)) await clickSquare(page, sq);
+  await waitFor(page, 'the engine\'s answer to the hinted move', () => Number(document.getElementById('board').dataset.ply) >= 2 && document.getElementById('status').dataset.state === 'ready');
+
+  // The end of a game offers its review.
+  check(await page.locator('#review-this').isHidden(), 'no review offered during the game');
+  await page.click('#resign');
+  await page.click('#resign');
+  await waitFor(page, 'the review offered', () => !document.getElementById('review-this').hidden);
+  await page.click('#review-this');
+  await waitFor(page, 'the review of the finished game', () => ['done', 'failed'].includes(document.getElementById('review-state').dataset.state));
+  check((await page.locator('#mode').inputValue()) === 'review' && (await page.locator('#review-state').getAttribute('data-state')) === 'done',
+    `the review should run in review mode: ${await page.locator('#review-state').innerText()}`);
+  log(`  hint drawn as ${arrows} arrow; review after resigning: ${await page.locator('#review-state').innerText()}`);
+}
+
 async function main() {
   mkdirSync(shotDir, { recursive: true });
   const browser = await chromium.launch({
@@ -784,6 +859,7 @@ async function main() {
     await playGame(page);
     await playAtALevel(page);
     await feedbackInView(browser);
+    await navigationAndHints(page);
     await playChain(page);
     await analyse(page);
     await teachTheGame(page);
