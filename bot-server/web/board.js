@@ -90,25 +90,52 @@ function drawUnit(parent, sq, unit) {
   }
 }
 
+/**
+ * Where an arrow's number goes: the first of `candidates` at least 20 units from every number
+ * already placed, so that a line returning over the same squares never hides an earlier
+ * number under a later one; failing that, the first candidate moved aside until it is free.
+ */
+function freeSpot(candidates, placed) {
+  const free = ([x, y]) => placed.every(([px, py]) => Math.hypot(px - x, py - y) >= 20);
+  const spot = candidates.find(free);
+  if (spot) return spot;
+  let [x, y] = candidates[0];
+  for (let k = 0; k < 8 && !free([x, y]); k += 1) [x, y] = [x + 14, y - 14];
+  return [x, y];
+}
+
 function drawArrows(line, fen) {
   const layer = layers.arrows;
   layer.textContent = '';
   layers.labels.textContent = '';
   if (!line.length) return;
   let side = parseFen(fen).side;
+  const placed = []; // the numbers' centres so far
+  const used = new Set(); // squares pairs crossed so far, either way
   line.slice(0, 4).forEach((move, i) => {
     const path = movePath(move);
     const opacity = (1 - i * 0.17).toFixed(2);
     const g = svg('g', { class: `arrow arrow-${side}`, opacity }, layer);
     g.dataset.move = move;
     g.dataset.index = i + 1;
-    let label;
+    let candidates;
     if (path.length === 1) {
       const [cx, cy] = center(path[0]);
       svg('circle', { cx, cy, r: 26, class: 'entry-mark' }, g);
-      label = [cx - S / 2, cy - S / 2];
+      const h = S / 2;
+      candidates = [[cx - h, cy - h], [cx + h, cy - h], [cx - h, cy + h], [cx + h, cy + h]];
     } else {
-      const pts = path.map(center);
+      let pts = path.map(center);
+      // A move back over squares an earlier arrow crossed runs beside it, not on top of it:
+      // the two arrowheads would otherwise make one knot.
+      const pairs = path.slice(1).map((sq, k) => [path[k], sq].sort().join('-'));
+      if (pairs.some((pair) => used.has(pair))) {
+        const [[ax, ay], [bx, by]] = [pts[0], pts[1]];
+        const len = Math.hypot(bx - ax, by - ay);
+        const [nx, ny] = [(-(by - ay) / len) * 9, ((bx - ax) / len) * 9];
+        pts = pts.map(([x, y]) => [x + nx, y + ny]);
+      }
+      pairs.forEach((pair) => used.add(pair));
       // Stop short of the last centre so the arrowhead does not hide the unit.
       const [x1, y1] = pts[pts.length - 2];
       const [x2, y2] = pts[pts.length - 1];
@@ -116,15 +143,21 @@ function drawArrows(line, fen) {
       const k = (len - 14) / len;
       pts[pts.length - 1] = [x1 + (x2 - x1) * k, y1 + (y2 - y1) * k];
       svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'shaft', 'marker-end': `url(#head-${side})` }, g);
-      // On a square corner: a quarter of a jump (its middle is the jumped unit), half a step.
-      const t = path.length > 1 && move.includes('x') ? 0.25 : 0.5;
-      const [a, b] = [center(path[0]), center(path[1])];
-      label = [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t];
+      // On a square corner: a quarter of a jump (its middle is the jumped unit), half a step;
+      // then other points of the first segment, for a number that would cover another.
+      const base = move.includes('x') ? 0.25 : 0.5;
+      const [a, b] = [pts[0], pts[1]];
+      candidates = [base, 0.75, 0.35, 0.6].map((t) => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t]);
     }
+    const label = freeSpot(candidates, placed);
+    placed.push(label);
     const lg = svg('g', { class: 'arrow-number', opacity }, layers.labels);
     lg.dataset.move = move;
+    lg.dataset.index = i + 1;
     svg('circle', { cx: label[0], cy: label[1], r: 9, class: 'arrow-label-bg' }, lg);
     svg('text', { x: label[0], y: label[1] + 1, class: 'arrow-label' }, lg).textContent = String(i + 1);
+    // The first move's number on top: if numbers ever touch, the best move's stays readable.
+    layers.labels.insertBefore(lg, layers.labels.firstChild);
     side = other(side);
   });
 }

@@ -799,13 +799,14 @@ async function navigationAndHints(page) {
   check(st.moves[4] === first, `the row's move ${first} should be played: ${JSON.stringify(st.moves)}`);
   await plyAfter('ArrowLeft', 4);
   await page.click('#analyze-start');
-  await waitFor(page, 'a second row with a line', () => {
-    const row = document.querySelectorAll('#analysis-table tbody tr')[1];
-    return row && row.querySelectorAll('.pv-move').length >= 2;
-  });
+  // A row other than the move played, with a line of two moves at least.
+  const otherRow = (played) => [...document.querySelectorAll('#analysis-table tbody tr')]
+    .findIndex((row) => row.dataset.move !== played && row.querySelectorAll('.pv-move').length >= 2);
+  await waitFor(page, 'another row with a line', (played) => [...document.querySelectorAll('#analysis-table tbody tr')]
+    .some((row) => row.dataset.move !== played && row.querySelectorAll('.pv-move').length >= 2), first);
   await page.click('#analyze-stop');
   await waitFor(page, 'the analysis to stop', () => document.getElementById('analysis-state').dataset.state === 'stopped');
-  const second = page.locator('#analysis-table tbody tr').nth(1);
+  const second = page.locator('#analysis-table tbody tr').nth(await page.evaluate(otherRow, first));
   const pv = (await second.getAttribute('data-pv')).split(' ');
   await second.locator('.pv-move').nth(1).click();
   await waitFor(page, 'the clicked line played', () => Number(document.getElementById('board').dataset.ply) === 6);
@@ -841,6 +842,33 @@ async function navigationAndHints(page) {
   log(`  hint drawn as ${arrows} arrow; review after resigning: ${await page.locator('#review-state').innerText()}`);
 }
 
+async function returningLine(page) {
+  log('a best line that returns over its squares: every number readable, no knot of arrowheads');
+  const fen = '9/9/6a@2/9/9/9/2A@6/9/9 w 40 0,0';
+  await page.goto(`${BASE}/?mode=analysis&fen=${encodeURIComponent(fen)}`);
+  await waitReady(page);
+  // The line is put in the board's state as an analysis would (the engine rarely plays it).
+  await page.evaluate(async () => {
+    const { state, render } = await import('/state.js');
+    const line = ['c3-d4', 'g7-f6', 'd4-c3', 'f6-g7'];
+    state.analysis = { key: state.pos.key, fen: state.pos.fen, updates: 1, running: false, last: { moves: [{ move: line[0], pv: line, visits: '1' }], stats: {} } };
+    render();
+  });
+  await waitFor(page, 'four arrows', () => document.querySelectorAll('#arrows .arrow').length === 4);
+  const m = await page.evaluate(() => ({
+    labels: [...document.querySelectorAll('#arrow-labels .arrow-number circle')].map((c) => [Number(c.getAttribute('cx')), Number(c.getAttribute('cy'))]),
+    shafts: [...document.querySelectorAll('#arrows polyline')].map((p) => p.getAttribute('points')),
+  }));
+  for (let i = 0; i < m.labels.length; i += 1) {
+    for (let j = i + 1; j < m.labels.length; j += 1) {
+      const d = Math.hypot(m.labels[i][0] - m.labels[j][0], m.labels[i][1] - m.labels[j][1]);
+      check(d >= 18, `arrow numbers overlap (${d.toFixed(1)} apart): ${JSON.stringify(m.labels)}`);
+    }
+  }
+  check(new Set(m.shafts).size === m.shafts.length, `a move back must not draw over the move out: ${JSON.stringify(m.shafts)}`);
+  log(`  numbers at ${m.labels.map(([x, y]) => `${Math.round(x)},${Math.round(y)}`).join(' ')}`);
+}
+
 async function main() {
   mkdirSync(shotDir, { recursive: true });
   const browser = await chromium.launch({
@@ -860,6 +888,7 @@ async function main() {
     await playAtALevel(page);
     await feedbackInView(browser);
     await navigationAndHints(page);
+    await returningLine(page);
     await playChain(page);
     await analyse(page);
     await teachTheGame(page);
