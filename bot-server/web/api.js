@@ -34,6 +34,18 @@ export async function api(rpc, body, signal) {
   return r.json();
 }
 
+/**
+ * A server message in a player's words: the request's field names (`position.fen:`,
+ * `position.moves[3]:`) become what the player knows them as; the gRPC code is left out (the
+ * hint after the message says what kind of trouble it is).
+ */
+export function playerWords(message) {
+  return String(message)
+    .replace(/^position\.fen: /, '')
+    .replace(/^position\.moves\[(\d+)\]: /, (_, i) => `move ${Number(i) + 1}: `)
+    .replace(/^(request body|limits|options\.[a-z_]+|game): /, '');
+}
+
 export function describeError(e) {
   if (e instanceof ApiError) {
     const hint = {
@@ -42,7 +54,7 @@ export function describeError(e) {
       503: ' (the server is unavailable or shutting down)',
       504: ' (the server ran out of time)',
     }[e.status] || '';
-    return `${e.code}: ${e.message}${hint}`;
+    return `${playerWords(e.message)}${hint}`;
   }
   return `${e.message || e}`;
 }

@@ -69,8 +69,29 @@ export function editSquare(sq) {
   const same = old && unit && old.owner === unit.owner && old.controllers === unit.controllers && old.prisoners === unit.prisoners;
   if (!unit || same) e.units.delete(sq);
   else e.units.set(sq, unit);
+  fitHands(e);
   render();
   return checkEditorFen();
+}
+
+/**
+ * Men in hand cut to what the board leaves of each side's 12 (a man placed comes out of the
+ * hand), so that setting up a position from a cleared board never passes through an invalid
+ * one. Never raised: a player who typed a smaller hand keeps it.
+ */
+export function fitHands(e) {
+  const onBoard = { w: 0, b: 0 };
+  for (const u of e.units.values()) {
+    onBoard[u.owner] += u.controllers;
+    onBoard[u.owner === 'w' ? 'b' : 'w'] += u.prisoners;
+  }
+  for (const side of ['w', 'b']) {
+    const typed = Number(e.hand[side]);
+    if (Number.isInteger(typed) && typed > 12 - onBoard[side]) {
+      e.hand[side] = String(Math.max(0, 12 - onBoard[side]));
+      $(`ed-hand-${side}`).value = e.hand[side];
+    }
+  }
 }
 
 /** The side to move, men in hand and turns: kept as typed, so the server names a bad one. */

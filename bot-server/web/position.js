@@ -68,5 +68,5 @@ export function describeStatus(status) {
   const why = REASONS[status.reason] || status.reason || '';
   const who =
     status.result === '1-0' ? 'White wins' : status.result === '0-1' ? 'Black wins' : status.result === '1/2' ? 'Draw' : status.result;
-  return `Game over: ${status.result} — ${who}${why ? ` (${status.reason}: ${why})` : ''}`;
+  return `Game over: ${status.result} — ${who}${why ? ` (${why})` : ''}`;
 }

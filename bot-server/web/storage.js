@@ -106,6 +106,11 @@ export async function readAddress() {
 export function readTime() {
   const time = params.get('time');
   if (time === null) return '';
+  // Read once, then dropped from the address like the game's parameters: a rejected value
+  // must not stay there (a reload would reject it again), an accepted one is kept with the game.
+  const url = new URL(location.href);
+  url.searchParams.delete('time');
+  history.replaceState(null, '', url);
   if (/^\d+$/.test(time) && Number(time) >= 10 && Number(time) <= 600000) {
     setEngineTime(Number(time));
     return '';
