@@ -162,6 +162,13 @@ function drawArrows(line, fen) {
   });
 }
 
+/** A cross by the square a jump from `a` to `b` passes over (its corner, clear of the count). */
+function crossJumped([x1, y1], [x2, y2], cls) {
+  const [cx, cy] = [(x1 + x2) / 2 - 20, (y1 + y2) / 2 - 20];
+  const g = svg('g', { class: cls }, layers.marks);
+  svg('path', { d: `M${cx - 5},${cy - 5} L${cx + 5},${cy + 5} M${cx + 5},${cy - 5} L${cx - 5},${cy + 5}` }, g);
+}
+
 /** Whether a click on the board could play a move for the side to move now. */
 function canPlayHere() {
   if (gameOver() || state.engine || state.editor) return false;
@@ -205,9 +212,17 @@ export function drawBoard(fen, board) {
   layers.marks.textContent = '';
   for (const sq of targets) {
     const [cx, cy] = center(sq);
-    svg('circle', { cx, cy, r: 8, class: 'target-dot' }, layers.marks);
+    // On an occupied square (a chain coming back to where it started) the dot goes to the
+    // square's corner: at the centre it would sit on the unit's count.
+    const occupied = board && board.units.has(sq);
+    const [x, y] = occupied ? [cx + S / 2 - 10, cy - S / 2 + 10] : [cx, cy];
+    svg('circle', { cx: x, cy: y, r: 8, class: 'target-dot', 'data-target': sq }, layers.marks);
   }
   if (sel.length > 1) svg('polyline', { points: sel.map((sq) => center(sq).join(',')).join(' '), class: 'sel-path' }, layers.marks);
+  // The men a chain being built has jumped so far: crossed as they will be once it is played.
+  if (pos && sel.length > 1 && pos.legal.some((m) => m.kind === 'capture' && startsWith(m.path, sel))) {
+    for (let i = 1; i < sel.length; i += 1) crossJumped(center(sel[i - 1]), center(sel[i]), 'jumped-mark');
+  }
   sel.forEach((sq, i) => {
     const [cx, cy] = center(sq);
     if (i > 0) svg('text', { x: cx - 20, y: cy - 18, class: 'sel-index' }, layers.marks).textContent = String(i);
@@ -225,13 +240,7 @@ export function drawBoard(fen, board) {
   }
   // The men the last move captured: a cross on each jumped square.
   if (last && last.includes('x')) {
-    for (let i = 1; i < lastPath.length; i += 1) {
-      const [x1, y1] = center(lastPath[i - 1]);
-      const [x2, y2] = center(lastPath[i]);
-      const [cx, cy] = [(x1 + x2) / 2 - 20, (y1 + y2) / 2 - 20];
-      const g = svg('g', { class: 'captured-mark' }, layers.marks);
-      svg('path', { d: `M${cx - 5},${cy - 5} L${cx + 5},${cy + 5} M${cx + 5},${cy - 5} L${cx - 5},${cy + 5}` }, g);
-    }
+    for (let i = 1; i < lastPath.length; i += 1) crossJumped(center(lastPath[i - 1]), center(lastPath[i]), 'captured-mark');
   }
 
   // Arrows for the best line (of the analysis, or of the reviewed turn shown).

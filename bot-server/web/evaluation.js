@@ -36,14 +36,18 @@ export function headlineValue(a) {
   return (a && a.rootValue) || 0;
 }
 
-/** "forced", "forced — win in 1" or "1,234 playouts, winning chances 61.2%" (+ the cap note). */
-export function evaluationText(a) {
+/**
+ * "forced", "forced — win in 1" or "1,234 playouts, White's winning chances 61.2%" (+ the cap
+ * note): `whose` ("White's") names the side to move of the analysed position, whose chances the
+ * value is.
+ */
+export function evaluationText(a, whose) {
   const stats = (a && a.stats) || {};
   const proof = proofText(a && a.rootProof, a && a.rootProofPlies);
   let text;
   if (isForced(a)) text = `forced${proof ? ` — ${proof}` : ''}`;
   else {
-    text = `${Number(stats.playouts || 0).toLocaleString('en')} playouts, winning chances ${(100 * headlineValue(a)).toFixed(1)}%`;
+    text = `${Number(stats.playouts || 0).toLocaleString('en')} playouts, ${whose} winning chances ${(100 * headlineValue(a)).toFixed(1)}%`;
     if (proof) text += `, ${proof}`;
   }
   return text + capNote(stats);

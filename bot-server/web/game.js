@@ -1,7 +1,7 @@
 // The game's flow: asking the server about the shown position, playing moves, the engine's
 // replies, taking back, navigating the line and the tree, new games, and resigning.
 
-import { INITIAL_FEN, newGameId, render, state } from './state.js';
+import { INITIAL_FEN, NAME, newGameId, render, state } from './state.js';
 import { $ } from './dom.js';
 import { clearMessage, say, setBusy } from './messages.js';
 import { api, describeError, threads } from './api.js';
@@ -101,8 +101,9 @@ export async function maybeEngineMove(force = false) {
     const stats = a.stats || {};
     if (r.bestMove) {
       recordEngineEval(moves, a);
+      const mover = NAME[sideAt(moves.length)];
       showNewLine(moves.concat([r.bestMove]));
-      state.engineNote = { ply: state.cursor, move: r.bestMove, text: `Engine played ${r.bestMove} (${evaluationText(a)}).` };
+      state.engineNote = { ply: state.cursor, move: r.bestMove, text: `Engine played ${r.bestMove} (${evaluationText(a, `${mover}'s`)}).` };
     }
     await afterChange();
   } catch (e) {

@@ -230,6 +230,16 @@ async function playChain(page) {
       await waitFor(page, `${next} highlighted as the next square`, (sq) => document.querySelector(`#board [data-square="${sq}"]`).classList.contains('target'), next, 5000);
       st = await boardState(page);
       check(st.ply === 0, `the chain must not be played before its last square (after ${CHAIN.slice(0, i + 1).join('x')})`);
+      // The men jumped so far are crossed while the chain is built.
+      const jumped = await page.locator('#marks .jumped-mark').count();
+      check(jumped === i, `${i} jumped men should be marked after ${CHAIN.slice(0, i + 1).join('x')}, found ${jumped}`);
+      // A target on an occupied square (back to the start) keeps clear of the unit's count.
+      const dot = await page.evaluate((sq) => {
+        const c = document.querySelector(`#marks .target-dot[data-target="${sq}"]`);
+        const count = document.querySelector(`#counts [data-unit="${sq}"] text`);
+        return c && count ? Math.hypot(Number(c.getAttribute('cx')) - Number(count.getAttribute('x')), Number(c.getAttribute('cy')) - Number(count.getAttribute('y'))) : null;
+      }, next);
+      check(dot === null || dot > 15, `the target dot on ${next} covers its count (${dot} apart)`);
     } else {
       await clickSquare(page, CHAIN[i]);
     }
