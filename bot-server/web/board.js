@@ -4,7 +4,7 @@
 import { FILES, NAME, other, state } from './state.js';
 import { $, svg } from './dom.js';
 import { gameOver, movePath, parseFen, sideToMove, startsWith } from './position.js';
-import { bestLine } from './pv.js';
+import { bestLine, shownReviewTurn } from './pv.js';
 
 const S = 60; // square size in SVG units
 const M = 30; // margin for the coordinates
@@ -25,7 +25,7 @@ function buildBoard() {
   const board = $('board');
   board.textContent = '';
   const defs = svg('defs', {}, board);
-  for (const side of ['w', 'b']) {
+  for (const side of ['w', 'b', 'played']) {
     const marker = svg('marker', { id: `head-${side}`, viewBox: '0 0 10 10', refX: '6', refY: '5', markerWidth: '4', markerHeight: '4', orient: 'auto-start-reverse' }, defs);
     svg('path', { d: 'M0,0 L10,5 L0,10 z', class: `arrowhead arrow-${side}` }, marker);
   }
@@ -169,6 +169,27 @@ function crossJumped([x1, y1], [x2, y2], cls) {
   svg('path', { d: `M${cx - 5},${cy - 5} L${cx + 5},${cy + 5} M${cx + 5},${cy - 5} L${cx - 5},${cy + 5}` }, g);
 }
 
+/** The move played at a reviewed turn, drawn under the engine's line (grey, no number). */
+function drawPlayed(move) {
+  const path = movePath(move);
+  const g = svg('g', { class: 'arrow arrow-played' }, layers.arrows);
+  g.dataset.move = move;
+  g.dataset.played = 'true';
+  layers.arrows.insertBefore(g, layers.arrows.firstChild);
+  if (path.length === 1) {
+    const [cx, cy] = center(path[0]);
+    svg('circle', { cx, cy, r: 26, class: 'entry-mark' }, g);
+    return;
+  }
+  const pts = path.map(center);
+  const [x1, y1] = pts[pts.length - 2];
+  const [x2, y2] = pts[pts.length - 1];
+  const len = Math.hypot(x2 - x1, y2 - y1);
+  const k = (len - 14) / len;
+  pts[pts.length - 1] = [x1 + (x2 - x1) * k, y1 + (y2 - y1) * k];
+  svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'shaft', 'marker-end': 'url(#head-played)' }, g);
+}
+
 /** Whether a click on the board could play a move for the side to move now. */
 function canPlayHere() {
   if (gameOver() || state.engine || state.editor) return false;
@@ -244,7 +265,13 @@ export function drawBoard(fen, board) {
   }
 
   // Arrows for the best line (of the analysis, or of the reviewed turn shown).
-  if (fen && !editing) drawArrows(state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine(), fen);
+  if (fen && !editing) {
+    drawArrows(state.pv.step > 0 ? state.pv.line.slice(state.pv.step) : bestLine(), fen);
+    // A reviewed turn whose move was not the engine's: the move played, in grey, beside the
+    // better line, so that the two can be compared on the board.
+    const t = state.pv.step === 0 ? shownReviewTurn() : null;
+    if (t && t.playedMove && t.bestMove && t.playedMove !== t.bestMove) drawPlayed(t.playedMove);
+  }
   else {
     layers.arrows.textContent = '';
     layers.labels.textContent = '';

@@ -691,6 +691,8 @@ async function reviewGame(page) {
   check((await boardState(page)).fen === expected.fen, `the board should show the position before turn ${worst.turn}`);
   check(st.detailTurn === String(worst.turn) && /Best /.test(st.detail), `the detail names the better move: ${st.detail}`);
   await waitFor(page, 'the better line drawn as arrows', () => document.querySelectorAll('#arrows .arrow').length >= 1);
+  const played = await page.locator('#arrows [data-played="true"]').getAttribute('data-move');
+  check(played === moves[worst.turn - 1], `the move played (${moves[worst.turn - 1]}) is drawn beside the better line, found ${played}`);
   check(await page.locator(`#review-moves li[data-turn="${worst.turn}"].current`).count() === 1, 'the move is highlighted in the list');
   log(`  turn ${worst.turn} (${worst.cls}): ${st.detail}`);
   await page.evaluate(() => window.scrollTo(0, 0));
