@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use emergo_engine::{AbLimits, AbResult, AlphaBeta, Knowledge, MctsConfig};
 use emergo_mcts::{Search, SearchParams, Snapshot};
-use emergo_rules::{Game, Move, Outcome};
+use emergo_rules::{Game, Move};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 
 use emergo_engine::EmergoState;
+
+use crate::termination::Termination;
 
 /// Chooses moves for one side of a game.
 pub trait MovePicker {
@@ -291,17 +293,6 @@ impl MovePicker for AbPlayer {
     }
 }
 
-/// How a match game ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Termination {
-    /// By the rules.
-    Rules(Outcome),
-    /// The move cap was reached: adjudicated a draw.
-    MoveCap,
-    /// A player had no move to offer although the game was not over (a bug): it loses.
-    NoMove(emergo_rules::Player),
-}
-
 /// A finished match game.
 #[derive(Clone, Debug)]
 pub struct PlayedGame {
@@ -314,21 +305,7 @@ pub struct PlayedGame {
 impl PlayedGame {
     /// Score for White: 1, ½ or 0.
     pub fn white_score(&self) -> f64 {
-        match &self.termination {
-            Termination::Rules(o) => match o.result.winner() {
-                Some(emergo_rules::Player::White) => 1.0,
-                Some(emergo_rules::Player::Black) => 0.0,
-                None => 0.5,
-            },
-            Termination::MoveCap => 0.5,
-            Termination::NoMove(p) => {
-                if *p == emergo_rules::Player::White {
-                    0.0
-                } else {
-                    1.0
-                }
-            }
-        }
+        self.termination.white_score()
     }
 }
 
@@ -358,21 +335,17 @@ pub fn play_game(
             emergo_rules::Player::White => &mut *white,
             emergo_rules::Player::Black => &mut *black,
         };
-        match picker
-            .pick(&game)
-            .filter(|m| game.legal_moves().contains(*m))
-        {
-            Some(m) => {
-                // Legal by the filter above.
+        let termination = match picker.pick(&game) {
+            Some(m) if game.legal_moves().contains(m) => {
+                // Legal by the guard above.
                 let _ = game.play(m);
+                continue;
             }
-            None => {
-                return PlayedGame {
-                    game,
-                    termination: Termination::NoMove(side),
-                };
-            }
-        }
+            Some(_) => Termination::IllegalMove(side),
+            // The game is not over, so there is a move to offer: the player failed.
+            None => Termination::EngineFailure(side),
+        };
+        return PlayedGame { game, termination };
     }
 }
 

@@ -254,92 +254,68 @@ impl MctsConfig {
     pub const SETTINGS: &'static [(&'static str, &'static str)] = &[
         (
             "config=strong|uniform|v1",
-            "a named configuration (replaces everything: give it first)",
+            "a named engine (replaces all: give it first)",
         ),
         ("c", "exploration constant (UCT c, PUCT c_puct)"),
         (
             "cgrowth, cbase",
-            "growth of the exploration constant with a node's visits (0: constant)",
+            "growth of c with a node's visits (0: constant)",
         ),
-        (
-            "fpu",
-            "first-play urgency of children without a static value",
-        ),
+        ("fpu", "first-play urgency of unvalued children"),
         ("sel=uct|puct", "selection rule"),
-        ("pw", "progressive-bias weight of the priors under UCT"),
+        ("pw", "progressive-bias weight of priors under UCT"),
         ("minimax", "implicit minimax weight (0 to 1)"),
         (
             "cutoff=N|none",
-            "plies of playout before the evaluation scores it (0: evaluation at the leaf)",
+            "playout plies before the evaluation (0: none)",
         ),
-        (
-            "mix",
-            "weight of a playout mixed into the evaluation at the leaf (0 to 1)",
-        ),
+        ("mix", "weight of a playout mixed into the leaf value"),
         (
             "leafvalue=edge|eval",
-            "a new leaf's value: its edge's static value, or evaluated again",
+            "a new leaf's value: its edge's, or evaluated",
         ),
-        (
-            "prune=on|off",
-            "stop early when the best move can no longer change",
-        ),
-        (
-            "refine",
-            "playouts after which a node's moves are searched again a ply deeper (0: off)",
-        ),
+        ("prune=on|off", "stop once the best move cannot change"),
+        ("refine", "playouts before a node is read deeper (0: off)"),
         (
             "refinegrowth, refinelevels",
-            "factor between a node's refinements, and how many at most",
+            "factor between refinements; how many at most",
         ),
         (
             "refineshare",
-            "share of a timed search one refinement may take (0 to 1)",
+            "share of a timed search a refinement may take",
         ),
         (
             "refinevalue",
-            "weight of refined edge values in the children's values (0 to 1)",
+            "weight of refined values in children's (0 to 1)",
         ),
         (
             "rescan, rescandiv",
-            "with several threads: how long a scan of a node's children is reused",
+            "threads: how long a node's scan is reused",
         ),
         ("vloss", "virtual loss per thread in flight (0 to 1000)"),
-        (
-            "expand",
-            "playouts a leaf gets before its children are made (1 to 1000)",
-        ),
-        (
-            "temp",
-            "softmax temperature of the priors, centimen (lower: greedier)",
-        ),
-        (
-            "samples",
-            "moves sampled per turn of a heavy playout (1: uniform)",
-        ),
-        ("scale", "centimen per logistic unit of the win probability"),
+        ("expand", "playouts a leaf gets before its children"),
+        ("temp", "prior softmax temperature, centimen"),
+        ("samples", "moves sampled a heavy-playout turn (1: uniform)"),
+        ("scale", "centimen per logistic unit of win probability"),
         ("leafdepth", "depth of the alpha-beta search scoring a leaf"),
         (
             "priordepth",
-            "depth of the searches scoring the root's moves for priors",
+            "depth of the searches scoring the root's priors",
         ),
         ("refinestep", "plies each refinement level adds (1 to 4)"),
         (
             "sacbonus, threatbonus",
-            "prior bonus of a sacrifice, of a threat (centimen)",
+            "prior bonus of a sacrifice, a threat (centimen)",
         ),
         (
             "kcache=on|off",
-            "remember priors and values of positions seen again",
+            "remember the knowledge of positions seen again",
         ),
         (
             "net=default|PATH|none",
-            "a learned value correction (default: the shipped one)",
+            "the learned value correction (default: shipped)",
         ),
-        (
-            "blockade",
-            "lead discounted for a stuck unit, percent (0 to 100)",
-        ),
+        ("blockade", "lead discounted for a stuck unit, % (0 to 100)"),
     ];
 
     /// [`SETTINGS`](MctsConfig::SETTINGS) as an aligned list, one setting a line, each line
@@ -347,7 +323,7 @@ impl MctsConfig {
     pub fn settings_help(indent: &str) -> String {
         MctsConfig::SETTINGS
             .iter()
-            .map(|(key, meaning)| format!("{indent}{key:<26} {meaning}\n"))
+            .map(|(key, meaning)| format!("{indent}{key:<27} {meaning}\n"))
             .collect()
     }
 
@@ -891,6 +867,11 @@ mod tests {
         for key in MctsConfig::KEYS {
             assert!(words.contains(key), "{key} is not in MctsConfig::SETTINGS");
         }
-        assert!(MctsConfig::settings_help("  ").lines().count() == MctsConfig::SETTINGS.len());
+        let help = MctsConfig::settings_help("    ");
+        assert_eq!(help.lines().count(), MctsConfig::SETTINGS.len());
+        // A terminal's 80 columns, with the arena's indent.
+        for line in help.lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
     }
 }

@@ -13,19 +13,25 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use clap::Args;
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::ContentArrangement;
 use crossterm::{QueueableCommand, cursor, terminal};
 use emergo_proto::v1 as pb;
 use emergo_rules::{Game, Player, Position};
 use serde_json::{Value, json};
 
-use super::{Backend, ClientError, ConnectArgs, parse_duration};
+use super::interrupt::{self, StopOnCtrlC};
+use super::table::{self, Style};
+use super::{Backend, BackendArgs, ClientError, PriorityArg, SearchFlags, parse_duration};
 
 /// The initial position, the default of every `--fen`.
 pub use emergo_rules::INITIAL_FEN;
 
 /// Position, budget, search and connection flags shared by `analyze` and `bestmove`.
 #[derive(Clone, Debug, Args)]
+#[command(mut_arg("time", |a| a.help(
+    "Time budget, e.g. 5s, 500ms, 1m. At least one of --time and --playouts is required; \
+     with both, the search stops at whichever comes first"
+)))]
 pub struct SearchArgs {
     /// The position (vchess FEN); defaults to the initial position.
     #[arg(long, default_value = INITIAL_FEN)]
@@ -33,20 +39,9 @@ pub struct SearchArgs {
     /// Moves played from the FEN first (notation like e5, c3-d4, c3xe5xc7).
     #[arg(long, num_args = 1..)]
     pub moves: Vec<String>,
-    /// Time budget, e.g. 5s, 500ms, 1m. At least one of --time and --playouts is required;
-    /// with both, the search stops at whichever comes first.
-    #[arg(long, value_parser = parse_duration)]
-    pub time: Option<Duration>,
-    /// Playout budget.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub playouts: Option<u64>,
-    /// Search threads (the server caps this per request).
-    #[arg(long, default_value_t = 1)]
-    pub threads: u32,
-    /// Random seed; 0 lets the engine pick one. With one thread, a fixed seed and --playouts
-    /// the result is reproducible.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Budget, threads and seed.
+    #[command(flatten)]
+    pub settings: SearchFlags,
     /// Game identifier: searches of one game with the same id reuse the server's tree.
     #[arg(long, default_value = "")]
     pub game_id: String,
@@ -57,12 +52,9 @@ pub struct SearchArgs {
     /// go first, then normal, then batch.
     #[arg(long, value_enum, default_value_t = PriorityArg::Normal)]
     pub priority: PriorityArg,
-    /// Search in this process with the server's engine instead of calling a server.
-    #[arg(long)]
-    pub local: bool,
-    /// How to reach the server.
+    /// Where the search runs: a server, or this process with --local.
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub backend: BackendArgs,
 }
 
 impl SearchArgs {
@@ -77,7 +69,7 @@ impl SearchArgs {
 
     /// The budget; an error naming both flags when neither is given.
     pub fn limits(&self) -> Result<pb::Limits, ClientError> {
-        limits(self.time, self.playouts).ok_or_else(|| {
+        self.settings.limits().ok_or_else(|| {
             ClientError::Invalid(
                 "a search budget is required: give --time (e.g. 5s) and/or --playouts N".to_owned(),
             )
@@ -87,51 +79,16 @@ impl SearchArgs {
     /// Search options with the given multi-PV count and PV length.
     pub fn options(&self, multi_pv: u32, pv_length: u32) -> pb::SearchOptions {
         pb::SearchOptions {
-            threads: self.threads,
+            threads: self.settings.threads,
             multi_pv,
             pv_length,
-            seed: self.seed,
+            seed: self.settings.seed,
             game_id: self.game_id.clone(),
             exhaustive: self.exhaustive,
             priority: pb::Priority::from(self.priority) as i32,
             ..Default::default()
         }
     }
-}
-
-/// `--priority` of the client tools: `SearchOptions.priority`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum PriorityArg {
-    /// Someone waits for the answer (a move under a clock).
-    Interactive,
-    /// The default.
-    #[default]
-    Normal,
-    /// Bulk analysis: served when nothing else waits.
-    Batch,
-}
-
-impl From<PriorityArg> for pb::Priority {
-    fn from(p: PriorityArg) -> pb::Priority {
-        match p {
-            PriorityArg::Interactive => pb::Priority::Interactive,
-            PriorityArg::Normal => pb::Priority::Normal,
-            PriorityArg::Batch => pb::Priority::Batch,
-        }
-    }
-}
-
-/// The contract's limits from optional flags, `None` when neither is set.
-pub fn limits(time: Option<Duration>, playouts: Option<u64>) -> Option<pb::Limits> {
-    if time.is_none() && playouts.is_none() {
-        return None;
-    }
-    Some(pb::Limits {
-        // A sub-millisecond budget still means "search a little", not "no limit".
-        max_time_ms: time.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)),
-        max_playouts: playouts,
-        clock: None,
-    })
 }
 
 /// Flags of `emergo analyze`.
@@ -194,7 +151,7 @@ pub async fn run(args: AnalyzeArgs) -> Result<(), ClientError> {
     } else {
         8
     };
-    let backend = Backend::open(&s.connect, s.local).await?;
+    let backend = Backend::open(&s.backend).await?;
     let mut rx = backend.analyze(request).await?;
     let mut view = View {
         mode,
@@ -202,9 +159,9 @@ pub async fn run(args: AnalyzeArgs) -> Result<(), ClientError> {
         drawn_lines: 0,
         updates: 0,
     };
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    let mut stopping = false;
+    // The first Ctrl-C stops the search with its answer: the stream goes on to its final
+    // update (stop reason STOPPED), shown as usual.
+    let mut ctrl_c = StopOnCtrlC::new();
     loop {
         tokio::select! {
             item = rx.recv() => match item {
@@ -221,23 +178,7 @@ pub async fn run(args: AnalyzeArgs) -> Result<(), ClientError> {
                     }
                 }
             },
-            _ = &mut ctrl_c => {
-                // The first Ctrl-C stops the search with its answer: the stream goes on to its
-                // final update (stop reason STOPPED), shown as usual.
-                if !stopping && backend.stop_search(&search_id).await.is_ok() {
-                    stopping = true;
-                    eprintln!();
-                    eprintln!("emergo: stopping (Ctrl-C again to quit at once)");
-                    ctrl_c.set(tokio::signal::ctrl_c());
-                    continue;
-                }
-                // Dropping the stream cancels the search (the server sees the call go away);
-                // exiting closes the connection even if the drop has not been noticed yet.
-                drop(rx);
-                eprintln!();
-                eprintln!("emergo: interrupted");
-                std::process::exit(130);
-            }
+            () = ctrl_c.pressed() => ctrl_c.stop_or_quit(&backend, &search_id, "stopping").await,
         }
     }
 }
@@ -389,14 +330,7 @@ pub fn update_text(
     if update.moves.is_empty() {
         let _ = writeln!(out, "(no legal moves)");
     } else {
-        let mut table = Table::new();
-        table.load_style(if utf8 {
-            presets::UTF8_FULL_CONDENSED
-        } else {
-            presets::ASCII_FULL_CONDENSED
-        });
-        // The table never styles text, but make sure it never decides to on its own.
-        table.force_no_tty();
+        let mut table = table::new(if utf8 { Style::Utf8 } else { Style::Ascii });
         match width {
             Some(w) => {
                 table.set_content_arrangement(ContentArrangement::Dynamic);
@@ -421,11 +355,7 @@ pub fn update_text(
                 m.pv.join(" "),
             ]);
         }
-        for col in [0, 2, 3] {
-            if let Some(c) = table.column_mut(col) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
-        }
+        table::right_align(&mut table, [0, 2, 3]);
         let _ = writeln!(out, "{table}");
         if update.moves.len() > rows {
             let _ = writeln!(
@@ -569,13 +499,11 @@ pub async fn run_best_move(args: BestMoveArgs) -> Result<(), ClientError> {
             ..s.options(1, 1)
         }),
     };
-    let backend = Backend::open(&s.connect, s.local).await?;
+    let backend = Backend::open(&s.backend).await?;
+    // Stopping would only give the same move sooner: the first Ctrl-C quits.
     let response = tokio::select! {
         r = backend.best_move(request) => r?,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("emergo: interrupted");
-            std::process::exit(130);
-        }
+        () = interrupt::ctrl_c() => interrupt::quit(),
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -709,14 +637,10 @@ mod tests {
     }
 
     #[test]
-    fn numbers_and_limits() {
+    fn numbers() {
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(123_456_789), "123,456,789");
-        assert!(limits(None, None).is_none());
-        let l = limits(Some(Duration::from_micros(10)), None).unwrap();
-        assert_eq!(l.max_time_ms, Some(1));
-        assert_eq!(l.max_playouts, None);
     }
 }

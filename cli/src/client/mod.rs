@@ -1,18 +1,26 @@
 //! The `emergo` client subcommands that talk to a bot server (or to an in-process engine with
-//! `--local`): analyze, bestmove, play, loadtest, arena.
+//! `--local`): analyze and bestmove ([`analyze`]), [`play`], [`review`], [`loadtest`] and
+//! [`arena`], one module (or folder) each.
 //!
 //! This module holds what they share: connection flags and [`connect`], the one place that
 //! opens a connection (plaintext for `http://`, verified TLS for `https://`, anything else
 //! refused), the bearer-token and game-affinity headers, and [`Backend`], which answers
 //! Analyze/BestMove either over gRPC or in-process with the very same engine the server runs,
-//! so every tool has one code path for both.
+//! so every tool has one code path for both. Beside it: the shared flags ([`flags`]), Ctrl-C
+//! ([`interrupt`]), text tables ([`table`]) and the records' dates ([`date`]).
 
 pub mod analyze;
 pub mod arena;
+pub mod date;
+pub mod flags;
+pub mod interrupt;
 pub mod loadtest;
 pub mod play;
 pub use emergo_rules::record;
 pub mod review;
+pub mod table;
+
+pub use flags::{BackendArgs, PriorityArg, SearchFlags, parse_duration};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -374,12 +382,12 @@ impl Backend {
         Backend::Local(Service::new(engine))
     }
 
-    /// Connects to a server, or builds a local engine when `local` is set.
-    pub async fn open(args: &ConnectArgs, local: bool) -> Result<Backend, ClientError> {
-        if local {
+    /// Connects to the server of `args`, or builds a local engine with `--local`.
+    pub async fn open(args: &BackendArgs) -> Result<Backend, ClientError> {
+        if args.local {
             Ok(Backend::local())
         } else {
-            Ok(Backend::Remote(connect(args).await?))
+            Ok(Backend::Remote(connect(&args.connect).await?))
         }
     }
 
@@ -468,28 +476,6 @@ pub fn count(n: u64, noun: &str) -> String {
     }
 }
 
-/// Parses a duration like `2s`, `500ms`, `1.5s` or `1m`.
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (e.g. 2s, 500ms)"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" | "" => n,
-        "m" | "min" => n * 60.0,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use ms, s or m)")),
-    };
-    if !(secs.is_finite() && secs > 0.0 && secs <= 24.0 * 3600.0) {
-        return Err(format!("{s:?} is out of range"));
-    }
-    Ok(std::time::Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,22 +485,6 @@ mod tests {
         assert_eq!(count(1, "turn"), "1 turn");
         assert_eq!(count(0, "turn"), "0 turns");
         assert_eq!(count(2, "game"), "2 games");
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2s"), Ok(std::time::Duration::from_secs(2)));
-        assert_eq!(
-            parse_duration("500ms"),
-            Ok(std::time::Duration::from_millis(500))
-        );
-        assert_eq!(
-            parse_duration("1.5"),
-            Ok(std::time::Duration::from_millis(1500))
-        );
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("3h").is_err());
     }
 
     fn endpoint_error(server: &str, ca_cert: Option<&str>) -> String {

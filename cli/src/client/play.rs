@@ -16,8 +16,10 @@ use emergo_rules::{Game, GameResult, Move, Outcome, Player};
 use tokio::sync::mpsc;
 
 use super::analyze::{INITIAL_FEN, grouped, proof_label};
+use super::flags::limits;
+use super::interrupt::ctrl_c;
 use super::record::GameRecord;
-use super::{Backend, ClientError, ConnectArgs, parse_duration};
+use super::{Backend, BackendArgs, ClientError, SearchFlags};
 use crate::tools::legal::sorted_legal;
 
 /// The most moves one request may carry (the contract's limit).
@@ -46,23 +48,16 @@ impl Side {
 
 /// Flags of `emergo play`.
 #[derive(Clone, Debug, Args)]
+#[command(mut_arg("time", |a| a.help(
+    "The engine's thinking time per move, e.g. 2s, 500ms (default 2s unless --playouts is given)"
+)))]
 pub struct PlayArgs {
     /// Your colour.
     #[arg(long = "as", value_name = "COLOUR", value_enum, default_value_t = Side::White)]
     pub side: Side,
-    /// The engine's thinking time per move, e.g. 2s, 500ms (default 2s unless --playouts is
-    /// given).
-    #[arg(long, value_parser = parse_duration)]
-    pub time: Option<Duration>,
-    /// The engine's playouts per move instead of (or, with --time, as well as) a time budget.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub playouts: Option<u64>,
-    /// The engine's search threads.
-    #[arg(long, default_value_t = 1)]
-    pub threads: u32,
-    /// The engine's random seed; 0 lets it pick one.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The engine's budget per move, threads and seed.
+    #[command(flatten)]
+    pub engine: SearchFlags,
     /// Let the engine think on your time: after each of its moves the server (or the local
     /// engine) ponders on idle threads until your move arrives, and reuses what it found.
     #[arg(long)]
@@ -82,12 +77,9 @@ pub struct PlayArgs {
     /// directory, UNIXTIME the seconds since 1970).
     #[arg(long)]
     pub record: Option<PathBuf>,
-    /// Play the engine in this process instead of calling a server.
-    #[arg(long)]
-    pub local: bool,
-    /// How to reach the server.
+    /// Where the engine runs: a server, or this process with --local.
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub backend: BackendArgs,
 }
 
 /// How a game ended.
@@ -172,15 +164,11 @@ fn starting_game(args: &PlayArgs) -> Result<Game, ClientError> {
 pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
     let mut game = starting_game(&args)?;
     let human = args.side.player();
-    let time = match (args.time, args.playouts) {
+    let time = match (args.engine.time, args.engine.playouts) {
         (None, None) => Some(DEFAULT_TIME),
         (t, _) => t,
     };
-    let limits = pb::Limits {
-        max_time_ms: time.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)),
-        max_playouts: args.playouts,
-        clock: None,
-    };
+    let limits = limits(time, args.engine.playouts).unwrap_or_default();
     let path = args.record.clone().unwrap_or_else(|| {
         let secs = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -194,13 +182,13 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
         .create(true)
         .open(&path)
         .map_err(|e| record_error(&path, e))?;
-    let backend = Backend::open(&args.connect, args.local).await?;
+    let backend = Backend::open(&args.backend).await?;
     let engine_name = engine_description(&args, time);
     let engine = Opponent {
         backend,
         limits,
-        threads: args.threads,
-        seed: args.seed,
+        threads: args.engine.threads,
+        seed: args.engine.seed,
         game_id: new_game_id(),
         ponder: args.ponder,
     };
@@ -236,7 +224,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
             println!("{} (engine) is thinking...", name(human.other()));
             let reply = tokio::select! {
                 r = engine.reply(&game) => r,
-                _ = tokio::signal::ctrl_c() => break Ending::Unfinished,
+                () = ctrl_c() => break Ending::Unfinished,
             };
             match reply {
                 Ok((mv, note)) => {
@@ -283,7 +271,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
     let record = GameRecord {
         tags: vec![
             ("Event".to_owned(), "emergo play".to_owned()),
-            ("Date".to_owned(), pgn_date(SystemTime::now())),
+            ("Date".to_owned(), super::date::today()),
             ("White".to_owned(), white),
             ("Black".to_owned(), black),
         ],
@@ -310,19 +298,19 @@ fn record_error(path: &std::path::Path, e: std::io::Error) -> ClientError {
 
 /// How the record names the engine: where it runs and its budget.
 fn engine_description(args: &PlayArgs, time: Option<Duration>) -> String {
-    let place = if args.local {
+    let place = if args.backend.local {
         "local".to_owned()
     } else {
-        args.connect.server.clone()
+        args.backend.connect.server.clone()
     };
     let mut budget = Vec::new();
     if let Some(t) = time {
         budget.push(format!("time={t:?}"));
     }
-    if let Some(p) = args.playouts {
+    if let Some(p) = args.engine.playouts {
         budget.push(format!("playouts={p}"));
     }
-    budget.push(format!("threads={}", args.threads));
+    budget.push(format!("threads={}", args.engine.threads));
     format!("emergo-bot {place} {}", budget.join(","))
 }
 
@@ -450,7 +438,7 @@ impl Input {
     async fn next(&mut self) -> Option<String> {
         let line = tokio::select! {
             l = self.lines.recv() => l,
-            _ = tokio::signal::ctrl_c() => None,
+            () = ctrl_c() => None,
         };
         if self.echo {
             println!("{}", line.as_deref().unwrap_or(""));
@@ -564,45 +552,9 @@ fn undo_turn(game: &mut Game, human: Player) -> Vec<Move> {
     taken
 }
 
-/// The date in PGN form, `YYYY.MM.DD` (UTC).
-fn pgn_date(now: SystemTime) -> String {
-    let days = now
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!("{y:04}.{m:02}.{d:02}")
-}
-
-/// Days since 1970-01-01 to a (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's algorithm), to date records without a calendar crate.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(59), (1970, 3, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(20_582), (2026, 5, 9));
-        assert_eq!(
-            pgn_date(UNIX_EPOCH + Duration::from_secs(86_400 * 365)),
-            "1971.01.01"
-        );
-    }
 
     #[test]
     fn undo_takes_back_a_whole_turn() {

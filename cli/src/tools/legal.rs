@@ -2,8 +2,38 @@
 
 use std::io::{BufRead, Write};
 
-use emergo_rules::{Game, Position};
+use clap::Args;
+use emergo_rules::{Game, INITIAL_FEN, Position};
 use serde::Serialize;
+
+use super::ToolError;
+
+/// Flags of `emergo legal`.
+#[derive(Clone, Debug, Args)]
+pub struct LegalArgs {
+    /// The position (vchess FEN); defaults to the initial position.
+    #[arg(long, default_value = INITIAL_FEN, conflicts_with = "jsonl")]
+    pub fen: String,
+    /// Moves played from the FEN first (notation like e5, c3-d4, c3xe5xc7).
+    #[arg(long, num_args = 1.., conflicts_with = "jsonl")]
+    pub moves: Vec<String>,
+    /// Read one FEN per line on stdin and write one JSON object per line.
+    #[arg(long)]
+    pub jsonl: bool,
+}
+
+/// Runs `emergo legal`: the moves of `--fen`/`--moves` one per line, or with `--jsonl` a JSON
+/// line for each FEN read from stdin.
+pub fn run(args: LegalArgs, out: &mut impl Write) -> Result<(), ToolError> {
+    if args.jsonl {
+        return Ok(run_jsonl(std::io::stdin().lock(), out)?);
+    }
+    let game = super::game_from_args(&args.fen, &args.moves)?;
+    for (mv, _) in sorted_legal(&game) {
+        writeln!(out, "{mv}")?;
+    }
+    Ok(())
+}
 
 /// One line of `emergo legal --jsonl` output for a valid FEN.
 #[derive(Serialize)]

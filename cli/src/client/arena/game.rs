@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use emergo_rules::{Game, GameResult, Move};
+use emergo_rules::{Game, Move};
 
 use super::clock::{SideClock, TimeControl, format_clock};
 use super::engines::{Answer, Seat, ServerEngine};
@@ -11,6 +11,7 @@ use super::schedule::{Opening, ScheduledGame, mix};
 use super::spec::EngineSpec;
 use crate::client::ClientError;
 use crate::client::record::GameRecord;
+use crate::termination::Termination;
 
 /// What every game needs, shared by the concurrent games of a run.
 pub struct Context {
@@ -67,8 +68,8 @@ pub struct GameReport {
     pub scheduled: ScheduledGame,
     /// The record (tags, start FEN, all moves including the opening, result, termination).
     pub record: GameRecord,
-    /// White's score: 1, ½ or 0.
-    pub white_score: f64,
+    /// How the game ended (the record's `termination`, typed).
+    pub termination: Termination,
     /// Why an adjudicated game ended (the error, the illegal move); `None` for rules endings.
     pub detail: Option<String>,
     /// White's and Black's figures.
@@ -84,15 +85,10 @@ impl GameReport {
     pub fn turns(&self) -> usize {
         self.record.moves.len()
     }
-}
 
-fn result_text(white_score: f64) -> &'static str {
-    if white_score >= 1.0 {
-        GameResult::WhiteWins.as_str()
-    } else if white_score <= 0.0 {
-        GameResult::BlackWins.as_str()
-    } else {
-        GameResult::Draw.as_str()
+    /// White's score: 1, ½ or 0.
+    pub fn white_score(&self) -> f64 {
+        self.termination.white_score()
     }
 }
 
@@ -142,26 +138,20 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
     ];
     let mut sides: [SideStats; 2] = Default::default();
     let mut clocks = ctx.tc.map(|tc| [SideClock::new(tc); 2]);
-    let (white_score, termination, detail) = loop {
+    let (termination, detail) = loop {
         if let Some(o) = game.outcome() {
-            let score = match o.result.winner() {
-                Some(emergo_rules::Player::White) => 1.0,
-                Some(emergo_rules::Player::Black) => 0.0,
-                None => 0.5,
-            };
-            break (score, o.reason.as_str().to_owned(), None);
+            break (Termination::Rules(o), None);
         }
         if game.moves().len() >= ctx.max_turns {
             break (
-                0.5,
-                "move-cap".to_owned(),
+                Termination::MoveCap,
                 Some(super::super::count(ctx.max_turns as u64, "turn")),
             );
         }
-        let i = game.position().side_to_move() as usize;
+        // The side to move: it loses if its move ends the game by adjudication.
+        let mover = game.position().side_to_move();
+        let i = mover as usize;
         let name = &ctx.engines[idx[i]].name;
-        // White's score if the side to move loses by adjudication.
-        let lost = if i == 0 { 0.0 } else { 1.0 };
         let started = Instant::now();
         let result = seats[i]
             .pick(&game, &opening.fen, clocks.map(|c| (c[i], c[1 - i])))
@@ -177,8 +167,7 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
             side.clock_ms.push(c[i].remaining.as_millis() as u64);
             if charged.is_err() {
                 break (
-                    lost,
-                    "time-forfeit".to_owned(),
+                    Termination::TimeForfeit(mover),
                     Some(format!(
                         "{name} lost on time: the move took {} ms with {} ms on its clock",
                         used.as_millis(),
@@ -213,8 +202,7 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
                 }
                 if text.is_empty() {
                     break (
-                        lost,
-                        "engine-failure".to_owned(),
+                        Termination::EngineFailure(mover),
                         Some(format!("{name} offered no move")),
                     );
                 }
@@ -225,19 +213,17 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
                     .and_then(|m| game.play(m).map_err(|e| e.to_string()));
                 if let Err(why) = played {
                     break (
-                        lost,
-                        "illegal-move".to_owned(),
+                        Termination::IllegalMove(mover),
                         Some(format!("{name} played {text:?}: {why}")),
                     );
                 }
             }
             Answer::Timeout(why) => {
-                break (lost, "timeout".to_owned(), Some(format!("{name}: {why}")));
+                break (Termination::Timeout(mover), Some(format!("{name}: {why}")));
             }
             Answer::Failure(why) => {
                 break (
-                    lost,
-                    "engine-failure".to_owned(),
+                    Termination::EngineFailure(mover),
                     Some(format!("{name}: {why}")),
                 );
             }
@@ -273,13 +259,13 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
         tags,
         fen: opening.fen.clone(),
         moves: game.moves().iter().map(Move::to_string).collect(),
-        result: result_text(white_score).to_owned(),
-        termination,
+        result: termination.result().as_str().to_owned(),
+        termination: termination.to_string(),
     };
     Ok(GameReport {
         scheduled: g,
         record,
-        white_score,
+        termination,
         detail,
         sides,
         opening: opening.describe(),
@@ -287,44 +273,18 @@ pub async fn play(ctx: Arc<Context>, g: ScheduledGame) -> Result<GameReport, Cli
     })
 }
 
-/// Today's date as `YYYY.MM.DD` (UTC), without a date library: days since 1970 to the civil
-/// calendar (H. Hinnant's algorithm).
-pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    civil_date(i64::try_from(secs / 86_400).unwrap_or(0))
-}
-
-fn civil_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}.{m:02}.{d:02}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn dates() {
-        assert_eq!(civil_date(0), "1970.01.01");
-        assert_eq!(civil_date(11_016), "2000.02.29");
-        assert_eq!(civil_date(20_000), "2024.10.04");
-        assert_eq!(today().len(), 10);
-    }
-
+    /// The record's result follows the termination: the rules' result, a draw at the turn
+    /// cap, else a win for the side that did not cause the adjudication.
     #[test]
     fn results() {
-        assert_eq!(result_text(1.0), "1-0");
-        assert_eq!(result_text(0.0), "0-1");
-        assert_eq!(result_text(0.5), "1/2");
+        use emergo_rules::Player;
+        let result = |t: Termination| t.result().as_str();
+        assert_eq!(result(Termination::TimeForfeit(Player::Black)), "1-0");
+        assert_eq!(result(Termination::IllegalMove(Player::White)), "0-1");
+        assert_eq!(result(Termination::MoveCap), "1/2");
     }
 }

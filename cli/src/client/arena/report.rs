@@ -1,11 +1,13 @@
 //! Results: running tallies, the text tables and the JSON lines.
 
-use comfy_table::{CellAlignment, Table, presets};
+use comfy_table::Table;
 use serde_json::{Value, json};
 
 use super::elo::{EloEstimate, estimate};
 use super::game::GameReport;
 use super::spec::{EngineKind, EngineSpec};
+use crate::client::table::{self, Style, right_align};
+use crate::termination::Termination;
 
 /// One engine's totals.
 #[derive(Clone, Debug, Default)]
@@ -42,7 +44,8 @@ pub struct MatchTally {
     /// The first engine's score in each game of each pairing.
     pair_scores: Vec<Vec<f64>>,
     per_engine: Vec<EngineTally>,
-    terminations: Vec<(String, u32)>,
+    /// Games by termination text, in order of first appearance.
+    terminations: Vec<(&'static str, u32)>,
 }
 
 impl MatchTally {
@@ -62,21 +65,21 @@ impl MatchTally {
         let g = r.scheduled;
         let (a, _) = self.pairings[g.pairing];
         let a_score = if g.white == a {
-            r.white_score
+            r.white_score()
         } else {
-            1.0 - r.white_score
+            1.0 - r.white_score()
         };
         self.pair_scores[g.pairing].push(a_score);
-        let term = r.record.termination.as_str();
-        match self.terminations.iter_mut().find(|(t, _)| t == term) {
+        let term = r.termination.as_str();
+        match self.terminations.iter_mut().find(|(t, _)| *t == term) {
             Some((_, n)) => *n += 1,
-            None => self.terminations.push((term.to_owned(), 1)),
+            None => self.terminations.push((term, 1)),
         }
         for (side, engine) in [g.white, g.black].into_iter().enumerate() {
             let score = if side == 0 {
-                r.white_score
+                r.white_score()
             } else {
-                1.0 - r.white_score
+                1.0 - r.white_score()
             };
             let stats = &r.sides[side];
             let t = &mut self.per_engine[engine];
@@ -86,12 +89,12 @@ impl MatchTally {
                 s if s <= 0.0 => {
                     t.losses += 1;
                     // Only the side that lost by adjudication caused it.
-                    match term {
-                        "timeout" => t.timeouts += 1,
-                        "time-forfeit" => t.time_forfeits += 1,
-                        "illegal-move" => t.illegal_moves += 1,
-                        "engine-failure" => t.failures += 1,
-                        _ => {}
+                    match r.termination {
+                        Termination::Timeout(_) => t.timeouts += 1,
+                        Termination::TimeForfeit(_) => t.time_forfeits += 1,
+                        Termination::IllegalMove(_) => t.illegal_moves += 1,
+                        Termination::EngineFailure(_) => t.failures += 1,
+                        Termination::Rules(_) | Termination::MoveCap => {}
                     }
                 }
                 _ => t.draws += 1,
@@ -140,7 +143,7 @@ impl MatchTally {
             points[a][b] = Some((pa, s.len()));
             points[b][a] = Some((s.len() as f64 - pa, s.len()));
         }
-        let mut table = new_table();
+        let mut table = table::new(Style::Markdown);
         let mut header = vec!["#".to_owned(), "engine".to_owned()];
         header.extend((1..=n).map(|i| i.to_string()));
         header.extend(["points".to_owned(), "score".to_owned()]);
@@ -164,7 +167,7 @@ impl MatchTally {
 
     /// One row per pairing: W/D/L of the first engine, score, Elo and its 95% interval.
     pub fn pairings_table(&self) -> Table {
-        let mut table = new_table();
+        let mut table = table::new(Style::Markdown);
         table.set_header(vec![
             "engine", "opponent", "games", "W", "D", "L", "score", "Elo", "95% CI",
         ]);
@@ -196,7 +199,7 @@ impl MatchTally {
 
     /// One row per engine: what it is, its result, speed, tree reuse (servers) and failures.
     pub fn engines_table(&self) -> Table {
-        let mut table = new_table();
+        let mut table = table::new(Style::Markdown);
         table.set_header(vec![
             "#",
             "engine",
@@ -250,7 +253,7 @@ impl MatchTally {
     /// How the games ended, most frequent first: `no-units 5, move-cap 1`.
     pub fn terminations(&self) -> String {
         let mut t = self.terminations.clone();
-        t.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        t.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         t.iter()
             .map(|(k, n)| format!("{k} {n}"))
             .collect::<Vec<_>>()
@@ -332,7 +335,7 @@ impl MatchTally {
         let terminations: serde_json::Map<String, Value> = self
             .terminations
             .iter()
-            .map(|(k, n)| (k.clone(), json!(n)))
+            .map(|(k, n)| ((*k).to_owned(), json!(n)))
             .collect();
         json!({
             "type": "summary",
@@ -441,21 +444,6 @@ fn pct(points: f64, games: usize) -> String {
 
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
-}
-
-fn new_table() -> Table {
-    let mut t = Table::new();
-    // Plain ASCII: the tables end up in logs, CI output and READMEs.
-    t.load_style(presets::ASCII_MARKDOWN);
-    t
-}
-
-fn right_align(table: &mut Table, columns: std::ops::Range<usize>) {
-    for c in columns {
-        if let Some(col) = table.column_mut(c) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
 }
 
 #[cfg(test)]
