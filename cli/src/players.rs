@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use emergo_engine::level::{Candidate, Level, LevelPlan};
 use emergo_engine::{AbLimits, AbResult, AlphaBeta, Knowledge, MctsConfig};
-use emergo_mcts::{Search, SearchParams, Snapshot};
+use emergo_mcts::{Proven, Search, SearchParams, Snapshot};
 use emergo_rules::{Game, Move};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
@@ -109,6 +110,8 @@ pub struct MctsPlayer {
     kept: Option<Kept>,
     /// Visits the last search started from (0: a fresh tree).
     last_reused: u64,
+    /// A playing level's choice among the root moves ([`MctsPlayer::with_level`]).
+    level: Option<LevelPlan>,
 }
 
 /// A search kept for the next move, and the game whose last position is its root.
@@ -147,6 +150,7 @@ impl MctsPlayer {
             reuse: false,
             kept: None,
             last_reused: 0,
+            level: None,
         };
         player.set_config(&MctsConfig::default());
         player
@@ -172,6 +176,18 @@ impl MctsPlayer {
         self.reuse = reuse;
         if !reuse {
             self.kept = None;
+        }
+        self
+    }
+
+    /// This player at a playing level (`None`: the full engine): the level's playout cap
+    /// joins the budget and the move is drawn as the level draws it
+    /// ([`LevelPlan::choose`]), as the server plays `SearchOptions.level`.
+    pub fn with_level(mut self, level: Option<Level>) -> MctsPlayer {
+        self.level = level.map(Level::plan);
+        if let Some(cap) = self.level.and_then(|plan| plan.max_playouts) {
+            self.params.max_playouts = Some(self.params.max_playouts.map_or(cap, |p| p.min(cap)));
+            self.label = format!("{}:level{}", self.label, level.map_or(8, Level::number));
         }
         self
     }
@@ -223,7 +239,24 @@ impl MovePicker for MctsPlayer {
             }
         };
         let snapshot = search.run();
-        let best = snapshot.best_move;
+        let best = match self.level {
+            Some(plan) => {
+                let candidates: Vec<Candidate> = snapshot
+                    .moves
+                    .iter()
+                    .map(|m| Candidate {
+                        visits: m.visits,
+                        proven_win: matches!(m.proven, Some(Proven::Win { .. })),
+                        proven_loss: matches!(m.proven, Some(Proven::Loss { .. })),
+                    })
+                    .collect();
+                plan.choose(&candidates, self.params.seed)
+                    .and_then(|i| snapshot.moves.get(i))
+                    .map(|m| m.mv)
+                    .or(snapshot.best_move)
+            }
+            None => snapshot.best_move,
+        };
         self.last = Some(snapshot);
         if self.reuse {
             self.kept = Some(Kept {

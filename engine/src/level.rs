@@ -51,12 +51,12 @@ impl Level {
     /// How this level searches and chooses.
     pub fn plan(self) -> LevelPlan {
         let (max_playouts, visit_power, floor) = match self.0 {
-            1 => (Some(8), 1.0, 4.0),
-            2 => (Some(24), 1.0, 1.0),
-            3 => (Some(64), 1.0, 0.25),
-            4 => (Some(160), 1.0, 0.0),
-            5 => (Some(400), 1.5, 0.0),
-            6 => (Some(1_000), 2.0, 0.0),
+            1 => (Some(8), 1.0, 1_000.0),
+            2 => (Some(32), 1.0, 1.0),
+            3 => (Some(80), 1.0, 0.2),
+            4 => (Some(200), 1.3, 0.0),
+            5 => (Some(600), 2.0, 0.0),
+            6 => (Some(1_500), 3.0, 0.0),
             7 => (Some(3_000), 0.0, 0.0),
             _ => (None, 0.0, 0.0),
         };

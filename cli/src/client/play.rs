@@ -62,6 +62,10 @@ pub struct PlayArgs {
     /// engine) ponders on idle threads until your move arrives, and reuses what it found.
     #[arg(long)]
     pub ponder: bool,
+    /// The engine's playing level: 1 (a beginner) to 8 (the full engine, the default). Levels
+    /// 1-7 play at once on a small budget of their own, with mistakes drawn as the level's.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub level: Option<u32>,
     /// The start position (vchess FEN); defaults to the initial position.
     #[arg(long, default_value = INITIAL_FEN, conflicts_with = "resume")]
     pub fen: String,
@@ -191,6 +195,7 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
         seed: args.engine.seed,
         game_id: new_game_id(),
         ponder: args.ponder,
+        level: args.level.unwrap_or(0),
     };
     let mut input = Input::spawn();
 
@@ -282,9 +287,27 @@ pub async fn run(args: PlayArgs) -> Result<(), ClientError> {
     };
     std::fs::write(&path, record.to_pgn()).map_err(|e| record_error(&path, e))?;
     println!("Game record written to {}", path.display());
+    if !game.moves().is_empty() {
+        // As lichess offers an analysis at the end: the command that reviews this game.
+        let local = if args.backend.local { " --local" } else { "" };
+        println!(
+            "Review it: emergo review{local} {}",
+            shell_word(&path.display().to_string())
+        );
+    }
     match ending {
         Ending::EngineFailure(e) => Err(ClientError::Invalid(e)),
         _ => Ok(()),
+    }
+}
+
+/// `word` as one shell word: as it is when it holds only safe characters, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:@+,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -311,6 +334,9 @@ fn engine_description(args: &PlayArgs, time: Option<Duration>) -> String {
         budget.push(format!("playouts={p}"));
     }
     budget.push(format!("threads={}", args.engine.threads));
+    if let Some(level) = args.level.filter(|&l| l < 8) {
+        budget.push(format!("level={level}"));
+    }
     format!("emergo-bot {place} {}", budget.join(","))
 }
 
@@ -332,6 +358,8 @@ struct Opponent {
     seed: u64,
     game_id: String,
     ponder: bool,
+    /// `SearchOptions.level`; 0: the full engine.
+    level: u32,
 }
 
 impl Opponent {
@@ -345,6 +373,7 @@ impl Opponent {
                 seed: self.seed,
                 game_id: self.game_id.clone(),
                 ponder: self.ponder,
+                level: self.level,
                 ..Default::default()
             }),
         };
@@ -555,6 +584,13 @@ fn undo_turn(game: &mut Game, human: Player) -> Vec<Move> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words() {
+        assert_eq!(shell_word("emergo-game-1.pgn"), "emergo-game-1.pgn");
+        assert_eq!(shell_word("my games/a.pgn"), "'my games/a.pgn'");
+        assert_eq!(shell_word("it's.pgn"), r"'it'\''s.pgn'");
+    }
 
     #[test]
     fn undo_takes_back_a_whole_turn() {

@@ -207,3 +207,45 @@ async fn games_resume_from_moves_or_a_record() {
     assert!(!o.status.success());
     assert!(err.contains("--resume nope.pgn"), "{err}");
 }
+
+/// `--level` plays a weaker engine (named in the record), and the end of a game gives the
+/// command that reviews it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_plays_and_the_end_offers_a_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = play(
+        vec![
+            "--local".into(),
+            "--as".into(),
+            "black".into(),
+            "--level".into(),
+            "2".into(),
+        ],
+        "undo\n",
+        dir.path(),
+    )
+    .await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("White (engine) plays"), "{out}");
+    assert!(out.contains("level=2"), "{out}");
+    assert!(
+        out.contains("Review it: emergo review --local emergo-game-"),
+        "{out}"
+    );
+    let bad = play(
+        vec!["--local".into(), "--level".into(), "9".into()],
+        "",
+        dir.path(),
+    )
+    .await;
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--level"),
+        "{bad:?}"
+    );
+}

@@ -290,7 +290,8 @@ impl Seat {
                 LocalPicker::Mcts(Box::new(
                     MctsPlayer::new(spec.budget.playouts, spec.budget.time, spec.threads, seed)
                         .with_config(&config)
-                        .with_reuse(spec.reuse),
+                        .with_reuse(spec.reuse)
+                        .with_level(spec.level),
                 ))
             }
             EngineKind::AlphaBeta => {
@@ -392,6 +393,7 @@ impl Seat {
                         seed: (*seed).max(1),
                         game_id: game_id.clone(),
                         ponder: spec.ponder,
+                        level: spec.level.map_or(0, |l| l.number()),
                         ..Default::default()
                     }),
                 };

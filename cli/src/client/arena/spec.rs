@@ -1,6 +1,7 @@
 //! Engine specifications on the command line: `random`, `greedy`, `mcts[:key=value,...]`,
 //! `ab[:key=value,...]` and `server:URL[,key=value,...]` (keys `playouts`, `time`, `threads`,
-//! `ponder=on|off` for servers, `reuse=on|off` for in-process MCTS, `name`).
+//! `ponder=on|off` for servers, `reuse=on|off` for in-process MCTS, `level=1..8` for both,
+//! `name`).
 //!
 //! A spec is parsed into an [`EngineSpec`] once, before anything runs, so a typo fails the whole
 //! command at once with a message naming the spec instead of failing game 17 an hour later.
@@ -8,13 +9,15 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use emergo_engine::level::Level;
+
 use crate::client::parse_duration;
 
 /// The most search threads a spec may ask for; more is almost certainly a typo.
 const MAX_THREADS: usize = 256;
 
 /// Keys of an `mcts` spec besides the search settings of `emergo_engine::MctsConfig::KEYS`.
-const MCTS_KEYS: &[&str] = &["playouts", "time", "threads", "reuse", "name"];
+const MCTS_KEYS: &[&str] = &["playouts", "time", "threads", "reuse", "level", "name"];
 
 /// A per-move budget. Either limit ends the search; an empty budget means "use the global one".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,6 +130,9 @@ pub struct EngineSpec {
     /// In-process MCTS: keep the tree from move to move, as a server does for a game
     /// (`reuse=on`).
     pub reuse: bool,
+    /// MCTS and servers: a playing level (`level=1..8`, `emergo_engine::level`): its playout
+    /// cap joins the budget, and its move is drawn as the level draws it.
+    pub level: Option<Level>,
 }
 
 impl EngineSpec {
@@ -262,7 +268,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
             (
                 EngineKind::Server { url },
                 parts.filter(|p| !p.trim().is_empty()).collect(),
-                &["playouts", "time", "threads", "ponder", "name"],
+                &["playouts", "time", "threads", "ponder", "level", "name"],
             )
         }
         "" => return Err(fail("empty spec".to_owned())),
@@ -285,6 +291,7 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
         net: None,
         ponder: false,
         reuse: false,
+        level: None,
     };
     let kind_is_mcts = spec.kind == EngineKind::Mcts;
     let mut mcts_check = emergo_engine::MctsConfig::default();
@@ -354,6 +361,12 @@ pub fn parse_spec(text: &str) -> Result<EngineSpec, String> {
             "net" if !kind_is_mcts => {
                 emergo_engine::value_net::load(value).map_err(|e| fail(format!("net: {e}")))?;
                 spec.net = Some(value.to_owned());
+            }
+            "level" => {
+                let level = value.parse().ok().and_then(Level::new).ok_or_else(|| {
+                    fail(format!("level={value}: not a level (1, the weakest, to 8)"))
+                })?;
+                spec.level = Some(level);
             }
             "ponder" | "reuse" => {
                 let on = match value {
@@ -425,6 +438,10 @@ pub fn resolve(mut specs: Vec<EngineSpec>, global: Budget) -> Vec<EngineSpec> {
     for spec in &mut specs {
         if spec.searches() {
             spec.budget = spec.budget.or(global);
+            // A level's own playouts cap whatever else the budget says, and are a budget alone.
+            if let Some(cap) = spec.level.and_then(|l| l.plan().max_playouts) {
+                spec.budget.playouts = Some(spec.budget.playouts.map_or(cap, |p| p.min(cap)));
+            }
         }
         let base = spec.name.clone();
         let mut n = 2;
@@ -566,6 +583,32 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown key \"foo\"")
         );
+    }
+
+    #[test]
+    fn levels() {
+        let global = Budget {
+            time: Some(Duration::from_millis(100)),
+            playouts: None,
+        };
+        let specs = resolve(
+            vec![
+                parse_spec("mcts:level=3").unwrap(),
+                parse_spec("mcts:level=8").unwrap(),
+                parse_spec("mcts:level=7,playouts=500").unwrap(),
+                parse_spec("server:http://127.0.0.1:1,level=2").unwrap(),
+            ],
+            global,
+        );
+        // A level's playouts join the budget and cap a larger one; level 8 has none of its own.
+        assert_eq!(specs[0].budget.playouts, Some(80));
+        assert_eq!(specs[0].level.map(Level::number), Some(3));
+        assert_eq!(specs[1].budget.playouts, None);
+        assert_eq!(specs[2].budget.playouts, Some(500));
+        assert_eq!(specs[3].level.map(Level::number), Some(2));
+        for bad in ["mcts:level=0", "mcts:level=9", "mcts:level=x", "ab:level=3"] {
+            assert!(parse_spec(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -423,7 +423,11 @@ mod tests {
         assert_eq!(second.second, 1);
         // Recorded by the final snapshot, or by a tick at 1 s while the search was finishing
         // its last playouts (on a loaded machine): never more than the search made.
-        assert!(second.playouts <= snap.playouts, "{second:?} {}", snap.playouts);
+        assert!(
+            second.playouts <= snap.playouts,
+            "{second:?} {}",
+            snap.playouts
+        );
         assert!(second.playouts > 0 && second.tree_bytes > 0, "{second:?}");
     }
 
