@@ -584,9 +584,10 @@ mod tests {
         assert!(e.contains("net=/nonexistent/emergo.net"), "{e}");
     }
 
-    /// The `--mcts` help names every setting the engine understands (it is written by hand).
+    /// The `--mcts` help points to `--mcts-help`, which prints `MctsConfig::SETTINGS` (the
+    /// engine's test checks that every key is listed there).
     #[test]
-    fn mcts_help_lists_every_setting() {
+    fn mcts_help_points_to_the_settings_list() {
         use clap::CommandFactory as _;
         let command = Cli::command();
         let help = command
@@ -595,12 +596,8 @@ mod tests {
             .and_then(|a| a.get_help())
             .map(|h| h.to_string())
             .unwrap_or_default();
-        for key in MctsConfig::KEYS {
-            assert!(
-                help.contains(&format!("`{key}")),
-                "{key} missing from: {help}"
-            );
-        }
+        assert!(help.contains("--mcts-help"), "{help}");
+        assert!(!help.contains('`'), "{help}");
     }
 
     fn validated(config: ServerConfig) -> Result<ServerConfig, ConfigError> {

@@ -95,10 +95,13 @@ proptest! {
             pos.validity_check(false).unwrap();
             prop_assert_eq!(pos.to_string().parse::<Position>().unwrap(), pos);
             // Whatever the position, generating and playing moves must not panic either.
+            // ... and perft counts what the checked path plays: the legal moves of each
+            // position a legal move reaches, summed.
+            let mut two_plies = 0;
             for &m in &pos.legal_moves() {
-                pos.play(m).unwrap();
+                two_plies += pos.play(m).unwrap().legal_moves().len() as u64;
             }
-            let _ = perft(&pos, 2);
+            prop_assert_eq!(perft(&pos, 2), two_plies);
         }
     }
 

@@ -484,18 +484,58 @@ pub struct BestMoveArgs {
     /// game's next request (needs --game-id; send the next position with the same id).
     #[arg(long, requires = "game_id")]
     pub ponder: bool,
+    /// The mover's clock instead of a time per move: time left (e.g. 60s), as a tournament
+    /// host sends it; the server's time manager picks the move's budget.
+    #[arg(long, value_name = "T", value_parser = parse_duration)]
+    pub clock: Option<Duration>,
+    /// The clock's increment per move (with --clock).
+    #[arg(long, value_name = "T", value_parser = parse_duration, requires = "clock")]
+    pub increment: Option<Duration>,
+    /// Moves until the next time control (with --clock; unset: the time manager's horizon).
+    #[arg(long, value_name = "N", requires = "clock", value_parser = clap::value_parser!(u32).range(1..))]
+    pub moves_to_go: Option<u32>,
+    /// Play at a level: 1 (a beginner) to 8 (the full engine).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub level: Option<u32>,
+    /// Print the whole answer as one JSON object (the contract's BestMoveResponse).
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// The budget when none is given: as long as a player might wait for a move.
+const DEFAULT_BEST_MOVE_TIME: Duration = Duration::from_secs(1);
 
 /// Runs `emergo bestmove`: prints the best move on one line. When the game is already over it
 /// prints an empty line, says why on stderr and exits with status 1, so a script can tell "no
 /// move" from an error (status 2).
 pub async fn run_best_move(args: BestMoveArgs) -> Result<(), ClientError> {
     let s = &args.search;
+    let clock = args.clock.map(|left| pb::Clock {
+        remaining_ms: super::flags::budget_ms(left),
+        increment_ms: args
+            .increment
+            .map_or(0, |i| u32::try_from(i.as_millis()).unwrap_or(u32::MAX)),
+        moves_to_go: args.moves_to_go,
+        ..Default::default()
+    });
+    let limits = match (s.settings.limits(), clock) {
+        (Some(l), clock) => pb::Limits { clock, ..l },
+        (None, Some(clock)) => pb::Limits {
+            clock: Some(clock),
+            ..Default::default()
+        },
+        // A level below 8 has its own budget; otherwise a second, as a player would wait.
+        (None, None) if args.level.is_some_and(|l| l < 8) => pb::Limits::default(),
+        (None, None) => {
+            super::flags::limits(Some(DEFAULT_BEST_MOVE_TIME), None).unwrap_or_default()
+        }
+    };
     let request = pb::BestMoveRequest {
         position: Some(s.position()),
-        limits: Some(s.limits()?),
+        limits: Some(limits),
         options: Some(pb::SearchOptions {
             ponder: args.ponder,
+            level: args.level.unwrap_or(0),
             ..s.options(1, 1)
         }),
     };
@@ -507,7 +547,13 @@ pub async fn run_best_move(args: BestMoveArgs) -> Result<(), ClientError> {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    writeln!(out, "{}", response.best_move)?;
+    if args.json {
+        let line = serde_json::to_string(&response)
+            .map_err(|e| ClientError::Invalid(format!("JSON: {e}")))?;
+        writeln!(out, "{line}")?;
+    } else {
+        writeln!(out, "{}", response.best_move)?;
+    }
     out.flush()?;
     if response.best_move.is_empty() {
         // The local game knows about repetition too; the FEN alone would not.

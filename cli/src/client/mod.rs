@@ -114,6 +114,15 @@ fn connect_text(url: &str, error: &tonic::transport::Error) -> String {
     if chain.contains("dns error") || chain.contains("failed to lookup address") {
         return format!("no such host ({chain})");
     }
+    // rustls reading a plaintext HTTP/2 answer where a TLS record should be.
+    if url.starts_with("https://")
+        && (chain.contains("InvalidContentType") || chain.contains("corrupt message"))
+    {
+        return format!(
+            "the server at {address} does not speak TLS: use http://{address} \
+             (or start bot-server with --tls-cert and --tls-key)"
+        );
+    }
     chain
 }
 

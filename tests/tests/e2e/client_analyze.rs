@@ -254,3 +254,71 @@ async fn analyze_ctrl_c_stops_with_the_answer() {
         "{last}"
     );
 }
+
+/// `https://` against a plaintext server says so and how to fix it, instead of the TLS
+/// library's "received corrupt message of type InvalidContentType".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_against_a_plaintext_server_says_what_to_use() {
+    let server = server().await;
+    let https = server.url.replacen("http://", "https://", 1);
+    let out = emergo_out(args(&["bestmove", "--server", &https, "--playouts", "100"])).await;
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("does not speak TLS") && said.contains("use http://"),
+        "{said}"
+    );
+    assert!(!said.contains("InvalidContentType"), "{said}");
+}
+
+/// `emergo bestmove` needs no budget (a second by default), takes a clock as a tournament host
+/// sends it and a level, and prints the whole answer with --json.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bestmove_defaults_clock_level_and_json() {
+    let server = server().await;
+    let run = |extra: &[&str]| {
+        let mut a = vec!["bestmove", "--server", server.url.as_str(), "--json"];
+        a.extend_from_slice(extra);
+        emergo_out(args(&a))
+    };
+    let answer = |out: Output| -> Value {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(stdout(&out).trim()).unwrap()
+    };
+    let v = answer(run(&[]).await);
+    let stats = &v["analysis"]["stats"];
+    assert_eq!(stats["budgetMs"], "1000", "{v}");
+    assert_eq!(stats["budgetReason"], "BUDGET_REASON_FIXED", "{v}");
+    assert!(
+        is_legal(INITIAL, &[], v["bestMove"].as_str().unwrap()),
+        "{v}"
+    );
+
+    let v = answer(
+        run(&[
+            "--clock",
+            "30s",
+            "--increment",
+            "200ms",
+            "--moves-to-go",
+            "20",
+        ])
+        .await,
+    );
+    assert_ne!(
+        v["analysis"]["stats"]["budgetReason"], "BUDGET_REASON_FIXED",
+        "{v}"
+    );
+
+    let v = answer(run(&["--level", "2", "--seed", "3"]).await);
+    let playouts = v["analysis"]["stats"]["playouts"]
+        .as_str()
+        .unwrap()
+        .parse::<u64>()
+        .unwrap();
+    assert!(playouts <= 32, "{v}");
+}
