@@ -16,6 +16,15 @@ pub struct BearerAuth {
     expected: Option<Arc<[u8]>>,
 }
 
+/// Never shows the token: only whether one is required.
+impl std::fmt::Debug for BearerAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerAuth")
+            .field("required", &self.expected.is_some())
+            .finish()
+    }
+}
+
 impl BearerAuth {
     /// Auth for `token` (None: everything allowed).
     pub fn new(token: Option<&str>) -> BearerAuth {
@@ -89,6 +98,13 @@ pub fn token_file_warning(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let shown = format!("{:?}", BearerAuth::new(Some("s3cret-token")));
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("required: true"), "{shown}");
+    }
 
     #[test]
     fn bearer_auth() {

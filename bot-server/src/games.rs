@@ -39,6 +39,16 @@ pub struct KeptGame {
     pub pondered: Pondered,
 }
 
+impl std::fmt::Debug for KeptGame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptGame")
+            .field("fen", &self.fen)
+            .field("moves", &self.moves.len())
+            .field("pondered", &self.pondered)
+            .finish_non_exhaustive()
+    }
+}
+
 impl KeptGame {
     /// If the position `fen` + `moves` continues this game, the moves played since the tree's
     /// root.
@@ -94,6 +104,15 @@ pub struct GameStore {
     entries: Mutex<VecDeque<(String, KeptGame)>>,
     max_games: usize,
     max_nodes: usize,
+}
+
+impl std::fmt::Debug for GameStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GameStore")
+            .field("max_games", &self.max_games)
+            .field("max_nodes", &self.max_nodes)
+            .finish_non_exhaustive()
+    }
 }
 
 impl GameStore {

@@ -19,6 +19,12 @@ pub struct GrpcService {
     service: Service,
 }
 
+impl std::fmt::Debug for GrpcService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpcService").finish_non_exhaustive()
+    }
+}
+
 impl GrpcService {
     /// The gRPC door to `service`.
     pub fn new(service: Service) -> GrpcService {

@@ -63,6 +63,14 @@ pub struct Gateway {
     policy: Arc<Policy>,
 }
 
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The error body: the gRPC code's name and the message.
 #[derive(Serialize)]
 struct ErrorBody<'a> {

@@ -27,6 +27,7 @@
 //! The `emergo` command-line tools live in their own crate (`emergo-cli`), which uses this
 //! library for its `--local` mode.
 
+#![warn(missing_debug_implementations)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;

@@ -75,6 +75,14 @@ pub struct ServeOptions {
     pub tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ServeOptions {
     /// The options for `port` from the server's flags (TLS is added by the caller).
     pub fn from_config(port: &'static str, config: &ServerConfig) -> ServeOptions {
@@ -111,6 +119,16 @@ pub struct Connections {
     open: Mutex<HashMap<u64, Arc<Activity>>>,
     refused: AtomicU64,
     evicted: AtomicU64,
+}
+
+impl std::fmt::Debug for Connections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connections")
+            .field("cap", &self.cap)
+            .field("refused", &self.refused)
+            .field("evicted", &self.evicted)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Connections {

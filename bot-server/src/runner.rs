@@ -66,6 +66,17 @@ pub struct Engine {
     search_ended: Notify,
 }
 
+/// A summary: the thread budget and the kept games.
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the whole configuration: it holds the auth token.
+        f.debug_struct("Engine")
+            .field("threads", &self.config.threads)
+            .field("games", &self.games)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Unregisters a search and returns its threads when the supervisor ends, however it ends
 /// ([`Engine::running`]).
 pub(crate) struct Running {

@@ -54,6 +54,14 @@ pub struct Service {
     engine: Arc<Engine>,
 }
 
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("engine", &self.engine)
+            .finish()
+    }
+}
+
 impl Service {
     /// The service over `engine`.
     pub fn new(engine: Arc<Engine>) -> Service {

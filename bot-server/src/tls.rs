@@ -157,6 +157,12 @@ pub struct ServerTlsError {
     pub error: Box<TlsError>,
 }
 
+impl std::fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerTls").finish_non_exhaustive()
+    }
+}
+
 /// Reads a PEM file of at most [`MAX_PEM_BYTES`], naming it in the error.
 fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
     crate::files::read_capped(path, MAX_PEM_BYTES).map_err(|e| match e {

@@ -13,6 +13,17 @@ pub struct Asset {
     pub body: &'static str,
 }
 
+/// The path and type; the body by its length.
+impl std::fmt::Debug for Asset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Asset")
+            .field("path", &self.path)
+            .field("content_type", &self.content_type)
+            .field("bytes", &self.body.len())
+            .finish()
+    }
+}
+
 const HTML: &str = "text/html; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";
 const JS: &str = "text/javascript; charset=utf-8";
