@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use emergo_bot_server::config::ServerConfig;
-use emergo_bot_server::engine::EmergoState;
 use emergo_bot_server::runner::Engine;
+use emergo_engine::EmergoState;
 use emergo_mcts::{Search, SearchParams};
 use emergo_proto::v1 as pb;
 use emergo_rules::Position;

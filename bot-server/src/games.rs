@@ -11,10 +11,10 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use emergo_engine::EmergoState;
 use emergo_mcts::Search;
 use emergo_rules::Move;
 
-use crate::engine::EmergoState;
 use crate::memory::TreeGrant;
 
 /// A search tree and the bytes of the tree-memory budget that pay for it. Fields drop in

@@ -4,7 +4,8 @@
 //! shutdown future completes; `bin/bot-server.rs` parses flags, installs tracing, binds and calls
 //! it; tests start the very same server on port 0.
 //!
-//! - [`engine`]: the Emergo adapter for the generic MCTS (`emergo-mcts`).
+//! - The Emergo knowledge and its adapter for the search are `emergo-engine`'s, used directly:
+//!   "engine" here names only [`runner::Engine`], the shared state of the running searches.
 //! - [`request`]: client messages checked into domain values; [`error`]: errors → gRPC codes.
 //! - [`admission`]: the server-wide search-thread budget, granted by priority with a bounded
 //!   queue per priority; [`stop`]: search ids and StopSearch (stop with answer);
@@ -35,7 +36,6 @@ pub mod auth;
 pub mod budget;
 pub mod config;
 pub mod convert;
-pub mod engine;
 pub mod error;
 pub mod files;
 pub mod games;

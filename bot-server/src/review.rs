@@ -38,6 +38,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use emergo_engine::EmergoState;
 use emergo_mcts::SearchParams;
 use emergo_proto::v1 as pb;
 use emergo_rules::{ByPlayer, Move, Player};
@@ -47,7 +48,6 @@ use tokio::sync::mpsc;
 
 use crate::admission::AdmissionError;
 use crate::convert;
-use crate::engine::EmergoState;
 use crate::error::ServiceError;
 use crate::games::BudgetedSearch;
 use crate::runner::{DeadlinePlan, Engine, Running, final_reason, fresh_seed};

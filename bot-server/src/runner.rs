@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use emergo_engine::{EmergoState, Knowledge};
 use emergo_mcts::{Search, SearchParams, Snapshot};
 use emergo_proto::v1 as pb;
 use emergo_rules::Move;
@@ -32,7 +33,6 @@ use tokio::sync::Notify;
 
 use crate::admission::{Admission, Grant};
 use crate::config::ServerConfig;
-use crate::engine::{EmergoState, Knowledge};
 use crate::error::ServiceError;
 use crate::games::{BudgetedSearch, GameStore};
 use crate::memory::{TreeGrant, TreeMemory};

@@ -12,13 +12,13 @@
 
 use std::time::{Duration, Instant};
 
+use emergo_engine::EmergoState;
 use emergo_proto::v1 as pb;
 use emergo_rules::record::{RecordError, parse_pgn};
 use emergo_rules::{EXCERPT_CHARS, Game, GameError, Move, Outcome, Position};
 
 use crate::admission::Priority;
 use crate::config::ServerConfig;
-use crate::engine::EmergoState;
 use crate::error::ServiceError;
 use crate::request::{self, MAX_MOVES, parse_position};
 use crate::runner::deadline_margin;

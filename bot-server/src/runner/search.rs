@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use emergo_engine::EmergoState;
 use emergo_mcts::{Search, SearchHandle, SearchParams, StopReason as MctsStop};
 use emergo_proto::v1 as pb;
 use emergo_rules::Move;
@@ -15,7 +16,6 @@ use super::deadline::DeadlinePlan;
 use super::{Engine, Running, UpdateResult, fresh_seed};
 use crate::budget::SearchBudget;
 use crate::convert;
-use crate::engine::EmergoState;
 use crate::error::ServiceError;
 use crate::games::{BudgetedSearch, KeptGame, Pondered};
 use crate::memory::TreeGrant;
