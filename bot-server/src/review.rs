@@ -270,7 +270,11 @@ pub async fn run(
         turns_analysed: u32::try_from(stream.sent).unwrap_or(u32::MAX),
         playouts: stream.playouts,
         elapsed_ms: u64::try_from(job.arrived.elapsed().as_millis()).unwrap_or(u64::MAX),
-        status: Some(convert::status(job.game.outcome())),
+        // The rules' result; a record that ended off the board (resigned) gives its own.
+        status: Some(match (job.game.outcome(), &job.recorded_end) {
+            (None, Some(recorded)) => recorded.clone(),
+            (outcome, _) => convert::status(outcome),
+        }),
         stop_reason: stop_reason as i32,
         search_id,
     })

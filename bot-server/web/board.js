@@ -136,13 +136,7 @@ function drawArrows(line, fen) {
         pts = pts.map(([x, y]) => [x + nx, y + ny]);
       }
       pairs.forEach((pair) => used.add(pair));
-      // Stop short of the last centre so the arrowhead does not hide the unit.
-      const [x1, y1] = pts[pts.length - 2];
-      const [x2, y2] = pts[pts.length - 1];
-      const len = Math.hypot(x2 - x1, y2 - y1);
-      const k = (len - 14) / len;
-      pts[pts.length - 1] = [x1 + (x2 - x1) * k, y1 + (y2 - y1) * k];
-      svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'shaft', 'marker-end': `url(#head-${side})` }, g);
+      pts = drawShaft(g, pts, side);
       // On a square corner: a quarter of a jump (its middle is the jumped unit), half a step;
       // then other points of the first segment, for a number that would cover another.
       const base = move.includes('x') ? 0.25 : 0.5;
@@ -181,13 +175,21 @@ function drawPlayed(move) {
     svg('circle', { cx, cy, r: 26, class: 'entry-mark' }, g);
     return;
   }
-  const pts = path.map(center);
+  drawShaft(g, path.map(center), 'played');
+}
+
+/**
+ * An arrow's shaft through `pts`, stopped short of the last centre so that its head (the marker
+ * `head-<kind>`) does not hide the unit there; returns the points drawn.
+ */
+function drawShaft(g, pts, kind) {
   const [x1, y1] = pts[pts.length - 2];
   const [x2, y2] = pts[pts.length - 1];
   const len = Math.hypot(x2 - x1, y2 - y1);
   const k = (len - 14) / len;
-  pts[pts.length - 1] = [x1 + (x2 - x1) * k, y1 + (y2 - y1) * k];
-  svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), class: 'shaft', 'marker-end': 'url(#head-played)' }, g);
+  const shaft = pts.slice(0, -1).concat([[x1 + (x2 - x1) * k, y1 + (y2 - y1) * k]]);
+  svg('polyline', { points: shaft.map((p) => p.join(',')).join(' '), class: 'shaft', 'marker-end': `url(#head-${kind})` }, g);
+  return shaft;
 }
 
 /** Whether a click on the board could play a move for the side to move now. */

@@ -79,6 +79,10 @@ impl TurnPlan {
 pub struct ReviewJob {
     /// The game as recorded (its status goes into the summary).
     pub game: Game,
+    /// How a game sent as a record ended by its `Result` and `Termination` tags, when that
+    /// is not a position the rules end (a resignation, a loss on time): the summary's status
+    /// where the moves alone leave the game open.
+    pub recorded_end: Option<pb::GameStatus>,
     /// The positions of the game from its start, then those of the forced moves played past
     /// its end; `positions[i]` is the position before turn `i + 1`.
     pub positions: Vec<Position>,
@@ -121,7 +125,7 @@ impl ReviewJob {
         state: impl Fn(&Game) -> EmergoState,
     ) -> Result<ReviewJob, ServiceError> {
         let arrived = Instant::now();
-        let game = game_of(r)?;
+        let (game, recorded_end) = game_of(r)?;
         let n = game.moves().len();
         let turns = turns_of(&r.turns, n)?;
         let (mut max_time, max_playouts) = limits_of(r.per_turn.as_ref(), r.total_time_ms, config)?;
@@ -219,6 +223,7 @@ impl ReviewJob {
 
         Ok(ReviewJob {
             game,
+            recorded_end,
             positions,
             line,
             turns: plans,
@@ -262,8 +267,9 @@ fn quoted(text: &str) -> String {
 
 /// The game of a request (exactly one of `game` and `record`), every move checked; errors in
 /// moves name the turn.
-fn game_of(r: &pb::AnalyzeGameRequest) -> Result<Game, ServiceError> {
-    let (fen, moves, field) = match (&r.game, r.record.is_empty()) {
+/// The game to review, and how its record says it ended (a result other than `*`).
+fn game_of(r: &pb::AnalyzeGameRequest) -> Result<(Game, Option<pb::GameStatus>), ServiceError> {
+    let (fen, moves, field, recorded_end) = match (&r.game, r.record.is_empty()) {
         (Some(_), false) => {
             return Err(ServiceError::invalid(
                 "record",
@@ -276,7 +282,7 @@ fn game_of(r: &pb::AnalyzeGameRequest) -> Result<Game, ServiceError> {
                 "required: the game as game (fen and moves) or as record",
             ));
         }
-        (Some(g), true) => (g.fen.clone(), g.moves.clone(), "game.moves"),
+        (Some(g), true) => (g.fen.clone(), g.moves.clone(), "game.moves", None),
         (None, false) => {
             if r.record.len() > MAX_RECORD_BYTES {
                 return Err(ServiceError::invalid(
@@ -298,7 +304,11 @@ fn game_of(r: &pb::AnalyzeGameRequest) -> Result<Game, ServiceError> {
                 ));
             }
             let record = records.remove(0);
-            (record.fen, record.moves, "record")
+            let end = (record.result != "*").then(|| pb::GameStatus {
+                result: record.result.clone(),
+                reason: record.termination.clone(),
+            });
+            (record.fen, record.moves, "record", end)
         }
     };
     let start = parse_position(
@@ -330,7 +340,7 @@ fn game_of(r: &pb::AnalyzeGameRequest) -> Result<Game, ServiceError> {
             ServiceError::invalid(format!("turn {}", i + 1), why)
         })?;
     }
-    Ok(game)
+    Ok((game, recorded_end))
 }
 
 /// The turns to analyse, ascending without repeats; all of them when none are named.
@@ -491,6 +501,30 @@ mod tests {
         let e = plan(r).unwrap_err();
         assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e}");
         e.to_string()
+    }
+
+    /// A game that ended off the board (resigned) keeps its record's result: the rules see a
+    /// position with play left in it.
+    #[test]
+    fn a_resigned_game_keeps_its_recorded_result() {
+        let mut r = request(INITIAL, &[]);
+        r.game = None;
+        r.record = "[Result \"0-1\"]\n[Termination \"resignation\"]\n\n1. a1 i9 0-1".into();
+        let job = plan(&r).unwrap();
+        let status = job.recorded_end.unwrap();
+        assert_eq!(
+            (status.result.as_str(), status.reason.as_str()),
+            ("0-1", "resignation")
+        );
+        // A game sent as moves has no recorded end; an unfinished record neither.
+        assert!(
+            plan(&request(INITIAL, &["a1", "i9"]))
+                .unwrap()
+                .recorded_end
+                .is_none()
+        );
+        r.record = "1. a1 i9 *".into();
+        assert!(plan(&r).unwrap().recorded_end.is_none());
     }
 
     #[test]

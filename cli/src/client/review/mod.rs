@@ -229,22 +229,6 @@ fn request(args: &ReviewArgs, record: String, search_id: &str) -> pb::AnalyzeGam
     }
 }
 
-/// The game's result as its record gives it, where the moves alone leave it open: a game that
-/// ended by resignation (or on time) is over by its record, while the rules see a position
-/// with play left in it (the server's status then says `*`).
-fn with_recorded_result(summary: &mut pb::GameReviewSummary, record: &str) {
-    let status = summary.status.get_or_insert_with(Default::default);
-    if !(status.result.is_empty() || status.result == "*") {
-        return;
-    }
-    if let Some(result) = tag(record, "Result").filter(|r| *r != "*") {
-        status.result = result.to_owned();
-        status.reason = tag(record, "Termination")
-            .unwrap_or("by the record")
-            .to_owned();
-    }
-}
-
 /// Runs `emergo review`.
 pub async fn run(args: ReviewArgs) -> Result<(), ClientError> {
     let (name, record) = read_record(&args)?;
@@ -293,8 +277,7 @@ pub async fn run(args: ReviewArgs) -> Result<(), ClientError> {
                                 print_out(&rows)?;
                             }
                         }
-                        Some(Update::Summary(mut summary)) => {
-                            with_recorded_result(&mut summary, &record);
+                        Some(Update::Summary(summary)) => {
                             if !args.json {
                                 let mut text = report.flush();
                                 text.push('\n');
@@ -351,33 +334,5 @@ mod tests {
         assert_eq!(tag(records[1], "Black"), None);
         assert_eq!(split_records("1. a1 *").len(), 1);
         assert!(split_records("\n \n").is_empty());
-    }
-
-    #[test]
-    fn a_resigned_game_keeps_its_recorded_result() {
-        let record = "[Result \"0-1\"]\n[Termination \"resignation\"]\n\n1. a1 i9 0-1";
-        let mut summary = pb::GameReviewSummary {
-            status: Some(pb::GameStatus {
-                result: "*".into(),
-                reason: String::new(),
-            }),
-            ..Default::default()
-        };
-        with_recorded_result(&mut summary, record);
-        let status = summary.status.unwrap();
-        assert_eq!(
-            (status.result.as_str(), status.reason.as_str()),
-            ("0-1", "resignation")
-        );
-        // A result the rules reached stays the server's.
-        let mut over = pb::GameReviewSummary {
-            status: Some(pb::GameStatus {
-                result: "1-0".into(),
-                reason: "no-units".into(),
-            }),
-            ..Default::default()
-        };
-        with_recorded_result(&mut over, record);
-        assert_eq!(over.status.unwrap().result, "1-0");
     }
 }
